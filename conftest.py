@@ -1,0 +1,138 @@
+"""Shared fixtures: the four users every permission test needs, and a small question."""
+
+import textwrap
+
+import pytest
+
+from trainer.roles import Role
+
+PASSWORD = "a-long-test-password-1"
+
+DECODE_FLOOR_YAML = textwrap.dedent(
+    """\
+    slug: test-decode-floor
+    seed: 1
+    title: Decode floor (test question)
+    topic: roofline
+    difficulty: 1
+    summary: Weight bytes over HBM bandwidth.
+    params:
+      gpu: {catalogue: gpus, choices: [h100_sxm, h200]}
+      model: {catalogue: models, choices: [llama31_8b]}
+    derived:
+      weight_bytes: model.params * dtypes.bf16.bytes
+      floor: weight_bytes / gpu.hbm_bandwidth
+    statement: |
+      {{ model.name }} in BF16 on one {{ gpu.name }} ({{ gpu.hbm_bandwidth | TB/s }}).
+    parts:
+      - id: floor
+        kind: numeric
+        prompt: The decode step's lower bound?
+        answer: floor
+        unit: ms
+        mistakes:
+          - answer: floor * 8
+            feedback: You counted bits, not bytes.
+    hints:
+      - Every weight crosses HBM once per step.
+    solution: |
+      {{ weight_bytes | GB }} / {{ gpu.hbm_bandwidth | TB/s }} = {{ answers.floor | ms }}.
+    """
+)
+
+
+def _user(django_user_model, username: str, role: Role):
+    from trainer.services import user_create
+
+    return user_create(username=username, password=PASSWORD, role=role)
+
+
+@pytest.fixture
+def candidate(db, django_user_model):
+    return _user(django_user_model, "cand", Role.CANDIDATE)
+
+
+@pytest.fixture
+def other_candidate(db, django_user_model):
+    return _user(django_user_model, "cand2", Role.CANDIDATE)
+
+
+@pytest.fixture
+def interviewer(db, django_user_model):
+    return _user(django_user_model, "interviewer1", Role.INTERVIEWER)
+
+
+@pytest.fixture
+def admin_user(db, django_user_model):
+    return _user(django_user_model, "admin1", Role.ADMIN)
+
+
+@pytest.fixture
+def decode_question(db):
+    """The small numeric question above, stored as a released question version."""
+    from questions.services import question_save_text
+
+    result = question_save_text(DECODE_FLOOR_YAML, origin="file", source_path="questions/bank/roofline/001-test.yaml")
+    assert result.version is not None, result.problems
+    return result.version
+
+
+@pytest.fixture
+def login_as(client):
+    """Log the test client in as a user made by the fixtures above."""
+
+    def login(user):
+        client.logout()
+        assert client.login(username=user.username, password=PASSWORD)
+        return client
+
+    return login
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _in_memory_broker():
+    """Unit tests queue into memory; the integration suite runs a real broker and worker."""
+    from trainer.celery import app
+
+    previous = app.conf.broker_url
+    app.conf.broker_url = "memory://"
+    yield
+    app.conf.broker_url = previous
+
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's Chromium driven by Playwright (its own browser download cannot work here)."""
+    import os
+
+    from playwright.sync_api import sync_playwright
+
+    if not os.path.exists(CHROMIUM):
+        pytest.fail(f"{CHROMIUM} is missing: scripts/system-packages installs it")
+    # Playwright's sync API runs an event loop in this thread; the ORM calls the tests
+    # make around it are still synchronous and safe.
+    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context()
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    yield page
+    context.close()

@@ -1,0 +1,92 @@
+"""Grade one answer from the command line, exactly as the site would.
+
+    manage.py grade SLUG --part PART --answer "TEXT" [--seed N] [--json]
+    manage.py grade --spec part.yaml --answer "TEXT" [--json]
+
+A bank question is read from its file (no database needed), its variant drawn from the
+seed; a spec file is one part written with the question format's keys, graded with an
+empty context plus the catalogue, so an author can try a part before writing the question.
+"""
+
+import json
+from pathlib import Path
+
+import yaml
+from django.core.management.base import BaseCommand, CommandError
+
+import grading
+from questions.catalogue import load_catalogue
+from questions.loader import bank_files, load_file
+from questions.rendering import draw_variant
+from questions.schema import Question
+
+
+def find_bank_question(slug: str) -> Question:
+    for path in bank_files():
+        loaded = load_file(path)
+        if isinstance(loaded.data, dict) and loaded.data.get("slug") == slug:
+            if loaded.problems:
+                raise CommandError("; ".join(str(problem) for problem in loaded.problems))
+            return Question.from_data(loaded.data)
+    raise CommandError(f"no question with slug {slug!r} in the bank")
+
+
+class Command(BaseCommand):
+    help = "Grade one answer to a bank question's part, or to a part spec in a file; print the verdict."
+
+    def add_arguments(self, parser):
+        parser.add_argument("slug", nargs="?", help="the bank question's slug")
+        parser.add_argument("--part", help="the part id (bank questions)")
+        parser.add_argument("--spec", type=Path, help="a YAML or JSON file holding one part spec")
+        parser.add_argument("--answer", required=True, help="the candidate's answer text")
+        parser.add_argument("--seed", type=int, default=0, help="the variant seed (default 0)")
+        parser.add_argument("--json", dest="as_json", action="store_true", help="print the verdict as JSON")
+
+    def handle(self, *args, slug=None, part=None, spec=None, answer, seed, as_json: bool, **options):
+        if bool(slug) == bool(spec):
+            raise CommandError("give either a question SLUG (with --part) or --spec FILE")
+        if spec:
+            part_raw, context = self._spec_part(spec)
+        else:
+            if not part:
+                raise CommandError("--part is required with a question slug")
+            question = find_bank_question(slug)
+            try:
+                part_raw = question.part(part).raw
+            except KeyError:
+                ids = ", ".join(p.id for p in question.parts)
+                raise CommandError(f"{slug} has no part {part!r} (parts: {ids})") from None
+            context = draw_variant(question, seed).context
+        try:
+            verdict = grading.grade(part_raw, answer, context)
+        except grading.SpecError as error:
+            raise CommandError(f"the part spec is invalid: {error}") from None
+        self._print(verdict.to_dict(), as_json=as_json)
+
+    def _spec_part(self, path: Path):
+        if not path.is_file():
+            raise CommandError(f"{path}: no such file")
+        try:
+            raw = yaml.safe_load(path.read_text())  # JSON is YAML too
+        except yaml.YAMLError as error:
+            raise CommandError(f"{path}: not YAML or JSON: {error}") from None
+        if not isinstance(raw, dict):
+            raise CommandError(f"{path}: a part spec is a mapping of keys (kind, answer, unit, ...)")
+        raw.setdefault("id", "spec")
+        return raw, draw_variant(Question.from_data(_wrapper(raw)), 0, catalogue=load_catalogue()).context
+
+    def _print(self, verdict: dict, *, as_json: bool):
+        if as_json:
+            self.stdout.write(json.dumps(verdict, indent=2, ensure_ascii=False))
+            return
+        for key in ("valid", "correct", "score", "interpreted", "feedback", "mistake", "expected"):
+            self.stdout.write(f"{key:>12}: {verdict.get(key)}")
+
+
+def _wrapper(part_raw: dict) -> dict:
+    """A minimal question around a lone part, so the spec sees the same context a
+    question without params would (the catalogue's sections)."""
+    return {
+        "slug": "spec", "seed": 1, "title": "spec", "topic": "roofline", "difficulty": 1,
+        "summary": "", "statement": "", "solution": "", "parts": [part_raw],
+    }

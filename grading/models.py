@@ -1,0 +1,51 @@
+"""Stored answers and their verdicts.
+
+An Attempt is one answer to one part of one question version, for one variant (seed).
+It is written before it is queued, so an accepted answer is never lost; a worker moves
+it forward with conditional updates, so two deliveries of the same task cannot both
+write a verdict.
+"""
+
+from django.conf import settings
+from django.db import models
+
+
+class Attempt(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        GRADED = "graded", "Graded"
+        FAILED = "failed", "Failed"
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="attempts")
+    question_version = models.ForeignKey(
+        "questions.QuestionVersion", on_delete=models.PROTECT, related_name="attempts"
+    )
+    part_id = models.CharField(max_length=64)
+    variant_seed = models.PositiveIntegerField()
+    answer = models.TextField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    verdict = models.JSONField(null=True, blank=True)
+    correct = models.BooleanField(null=True)
+    score = models.FloatField(null=True)
+    hints_used = models.PositiveSmallIntegerField(default=0)
+    tries = models.PositiveSmallIntegerField(default=0)
+    failure_reason = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    graded_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["user", "question_version", "part_id"])]
+        permissions = [
+            ("submit_attempt", "Can answer questions"),
+            ("review_attempts", "Can review every candidate's attempts"),
+        ]
+
+    def __str__(self):
+        return f"{self.user} {self.question_version} {self.part_id} ({self.status})"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in (self.Status.GRADED, self.Status.FAILED)

@@ -1,0 +1,3 @@
+from trainer.celery import app as celery_app
+
+__all__ = ["celery_app"]

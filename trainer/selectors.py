@@ -1,0 +1,56 @@
+"""Reads behind the candidate's and the interviewer's pages."""
+
+from dataclasses import dataclass
+
+from django.db.models import Exists, OuterRef
+
+from grading.models import Attempt
+from questions.rendering import render_question
+from questions.schema import Question
+
+
+@dataclass(frozen=True)
+class QuestionRow:
+    question: object
+    status: str  # "new", "attempted" or "solved"
+
+
+def question_rows(*, user, questions) -> list[QuestionRow]:
+    """Each question with this user's status on it, in two queries whatever the count."""
+    mine = Attempt.objects.filter(user=user, question_version__question=OuterRef("pk"))
+    annotated = questions.annotate(
+        attempted=Exists(mine), solved=Exists(mine.filter(correct=True))
+    )
+    return [
+        QuestionRow(q, "solved" if q.solved else "attempted" if q.attempted else "new")
+        for q in annotated
+    ]
+
+
+def question_page(*, user, version, seed: int, hints_taken: int, gave_up: bool) -> dict:
+    """Everything the question page shows for one variant: the rendered question, the
+    latest attempt per part, the hints taken so far, and whether the solution is open."""
+    question = Question.from_data(version.data)
+    rendered = render_question(question, seed)
+    latest = {}
+    for attempt in Attempt.objects.filter(user=user, question_version=version, variant_seed=seed):
+        latest.setdefault(attempt.part_id, attempt)  # ordered newest first
+    auto_parts = [part.id for part in question.parts if part.is_auto_graded]
+    solved = bool(auto_parts) and all(
+        latest.get(part_id) is not None and latest[part_id].correct for part_id in auto_parts
+    )
+    return {
+        "version": version,
+        "question": rendered,
+        "seed": seed,
+        "parts": [(part, latest.get(part.id)) for part in rendered.parts],
+        "hints_shown": rendered.hints_html[:hints_taken],
+        "hints_left": len(rendered.hints_html) - hints_taken,
+        "hint_cost_percent": round(question.hint_cost * 100),
+        "solved": solved,
+        "show_solution": solved or gave_up,
+    }
+
+
+def recent_attempts(*, limit: int):
+    return Attempt.objects.select_related("user", "question_version__question")[:limit]

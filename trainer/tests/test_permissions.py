@@ -1,0 +1,53 @@
+"""Each role reaches its own pages and is refused the others'."""
+
+import pytest
+from django.urls import reverse
+
+
+CANDIDATE_PAGES = ["question-list"]
+INTERVIEWER_PAGES = ["review"]
+ADMIN_PAGES = ["admin:index", "admin:questions_question_changelist"]
+
+
+@pytest.mark.parametrize("name", CANDIDATE_PAGES + INTERVIEWER_PAGES)
+def test_anonymous_users_are_sent_to_login(client, db, name):
+    response = client.get(reverse(name))
+    assert response.status_code == 302
+    assert response["Location"].startswith(reverse("login"))
+
+
+@pytest.mark.parametrize("name", INTERVIEWER_PAGES)
+def test_candidate_cannot_reach_interviewer_pages(client, login_as, candidate, name):
+    login_as(candidate)
+    assert client.get(reverse(name)).status_code == 403
+
+
+@pytest.mark.parametrize("name", ADMIN_PAGES)
+def test_candidate_and_interviewer_cannot_reach_admin_pages(client, login_as, candidate, interviewer, name):
+    for user in (candidate, interviewer):
+        login_as(user)
+        response = client.get(reverse(name))
+        # The Django admin sends non-staff users to its login page instead of a 403.
+        assert response.status_code in (302, 403)
+        if response.status_code == 302:
+            assert "/admin/login/" in response["Location"]
+
+
+def test_interviewer_reaches_review_and_questions(client, login_as, interviewer):
+    login_as(interviewer)
+    assert client.get(reverse("review")).status_code == 200
+    assert client.get(reverse("question-list")).status_code == 200
+
+
+def test_admin_reaches_everything(client, login_as, admin_user):
+    login_as(admin_user)
+    for name in CANDIDATE_PAGES + INTERVIEWER_PAGES + ADMIN_PAGES:
+        assert client.get(reverse(name)).status_code == 200, name
+
+
+def test_candidate_cannot_poll_another_candidates_attempt(client, login_as, candidate, other_candidate, decode_question):
+    from grading.services import attempt_submit
+
+    result = attempt_submit(user=other_candidate, version=decode_question, part_id="floor", seed=1, answer="5 ms")
+    login_as(candidate)
+    assert client.get(reverse("attempt-status", args=[result.attempt.id])).status_code == 404

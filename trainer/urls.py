@@ -1,0 +1,24 @@
+from django.contrib import admin
+from django.urls import include, path
+from django.views.generic import RedirectView
+
+from trainer.views import accounts, health, practice
+
+urlpatterns = [
+    path("", RedirectView.as_view(pattern_name="question-list", permanent=False)),
+    path("healthz", health.healthz, name="healthz"),
+    path("ping", health.ping, name="ping"),
+    path("accounts/signup/", accounts.signup, name="signup"),
+    path("accounts/", include("django.contrib.auth.urls")),
+    path("questions/", practice.question_list, name="question-list"),
+    path("questions/<slug:slug>/", practice.question_detail, name="question-detail"),
+    path("questions/<slug:slug>/variant/", practice.new_variant, name="new-variant"),
+    path("questions/<slug:slug>/hint/", practice.take_hint, name="take-hint"),
+    path("questions/<slug:slug>/give-up/", practice.give_up, name="give-up"),
+    path("questions/<slug:slug>/parts/<slug:part_id>/interpret/", practice.interpret_answer, name="interpret-answer"),
+    path("questions/<slug:slug>/parts/<slug:part_id>/answer/", practice.submit_answer, name="submit-answer"),
+    path("attempts/<int:attempt_id>/", practice.attempt_status, name="attempt-status"),
+    path("review/", practice.review, name="review"),
+    path("author/", include("questions.urls")),
+    path("admin/", admin.site.urls),
+]

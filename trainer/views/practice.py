@@ -1,0 +1,157 @@
+"""The candidate's pages: the question list and a question answered part by part.
+
+Views parse the request, check permission, call one service or selector and render;
+htmx requests get the named partial of the same template.
+"""
+
+import secrets
+
+from django.contrib.auth.decorators import login_required, permission_required
+from django.http import Http404, HttpResponseBadRequest
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+from django.views.decorators.vary import vary_on_headers
+from django_htmx.http import HttpResponseStopPolling
+
+from grading import services as grading_services
+from grading.models import Attempt
+from questions.rendering import render_question
+from questions.schema import Question
+from questions.models import QuestionVersion
+from questions.selectors import get_question_version, visible_questions
+from trainer import selectors
+
+TEMPLATE = "trainer/question_detail.html"
+MAX_SEED = 2**31 - 1
+
+
+def _variant_seed(request, slug: str) -> int:
+    """The variant this candidate is practising: drawn once, kept in the session."""
+    key = f"variant:{slug}"
+    if key not in request.session:
+        request.session[key] = secrets.randbelow(MAX_SEED)
+    return request.session[key]
+
+
+def _hints_taken(request, slug: str) -> int:
+    return request.session.get(f"hints:{slug}", 0)
+
+
+def _version_or_404(request, slug: str):
+    try:
+        return get_question_version(slug, user=request.user)
+    except QuestionVersion.DoesNotExist:
+        raise Http404("no such question") from None
+
+
+@login_required
+@permission_required("grading.submit_attempt", raise_exception=True)
+def question_list(request):
+    rows = selectors.question_rows(user=request.user, questions=visible_questions(request.user))
+    return render(request, "trainer/question_list.html", {"rows": rows})
+
+
+@login_required
+@permission_required("grading.submit_attempt", raise_exception=True)
+@vary_on_headers("HX-Request")
+def question_detail(request, slug):
+    version = _version_or_404(request, slug)
+    seed = _variant_seed(request, slug)
+    context = selectors.question_page(
+        user=request.user,
+        version=version,
+        seed=seed,
+        hints_taken=_hints_taken(request, slug),
+        gave_up=request.session.get(f"gave-up:{slug}", False),
+    )
+    return render(request, TEMPLATE, context)
+
+
+@login_required
+@permission_required("grading.submit_attempt", raise_exception=True)
+@require_POST
+def new_variant(request, slug):
+    _version_or_404(request, slug)
+    request.session[f"variant:{slug}"] = secrets.randbelow(MAX_SEED)
+    request.session[f"hints:{slug}"] = 0
+    request.session[f"gave-up:{slug}"] = False
+    return redirect("question-detail", slug=slug)
+
+
+@login_required
+@permission_required("grading.submit_attempt", raise_exception=True)
+@require_POST
+def take_hint(request, slug):
+    version = _version_or_404(request, slug)
+    available = len(Question.from_data(version.data).hints)
+    request.session[f"hints:{slug}"] = min(available, _hints_taken(request, slug) + 1)
+    if request.htmx:
+        context = selectors.question_page(
+            user=request.user, version=version, seed=_variant_seed(request, slug),
+            hints_taken=_hints_taken(request, slug), gave_up=False,
+        )
+        return render(request, f"{TEMPLATE}#hints", context)
+    return redirect("question-detail", slug=slug)
+
+
+@login_required
+@permission_required("grading.submit_attempt", raise_exception=True)
+@require_POST
+def give_up(request, slug):
+    _version_or_404(request, slug)
+    request.session[f"gave-up:{slug}"] = True
+    return redirect("question-detail", slug=slug)
+
+
+@login_required
+@permission_required("grading.submit_attempt", raise_exception=True)
+@require_POST
+def interpret_answer(request, slug, part_id):
+    """Live preview: what the engine reads in the answer typed so far."""
+    version = _version_or_404(request, slug)
+    try:
+        verdict = grading_services.attempt_interpret(
+            version=version, part_id=part_id, seed=_variant_seed(request, slug),
+            answer=request.POST.get("answer", ""),
+        )
+    except grading_services.SubmitRefused as refusal:
+        return HttpResponseBadRequest(str(refusal))
+    return render(request, f"{TEMPLATE}#interpretation", {"reading": verdict, "part_id": part_id})
+
+
+@login_required
+@permission_required("grading.submit_attempt", raise_exception=True)
+@require_POST
+def submit_answer(request, slug, part_id):
+    version = _version_or_404(request, slug)
+    try:
+        result = grading_services.attempt_submit(
+            user=request.user, version=version, part_id=part_id,
+            seed=_variant_seed(request, slug), answer=request.POST.get("answer", ""),
+            hints_used=_hints_taken(request, slug),
+        )
+    except grading_services.SubmitRefused as refusal:
+        return HttpResponseBadRequest(str(refusal))
+    if not request.htmx:
+        return redirect("question-detail", slug=slug)
+    context = {"part_id": part_id, "attempt": result.attempt, "reading": result.verdict}
+    return render(request, f"{TEMPLATE}#verdict", context)
+
+
+@login_required
+@permission_required("grading.submit_attempt", raise_exception=True)
+def attempt_status(request, attempt_id):
+    """The verdict partial, polled while the attempt is graded; polling ends with 286."""
+    attempt = get_object_or_404(Attempt, id=attempt_id, user=request.user)
+    context = {"part_id": attempt.part_id, "attempt": attempt, "reading": None}
+    response = render(request, f"{TEMPLATE}#verdict", context)
+    if attempt.is_finished:
+        response.status_code = HttpResponseStopPolling.status_code
+    return response
+
+
+@login_required
+@permission_required("grading.review_attempts", raise_exception=True)
+def review(request):
+    """Interviewers: the latest attempts of every candidate, with their verdicts."""
+    return render(request, "trainer/review.html", {"attempts": selectors.recent_attempts(limit=100)})
