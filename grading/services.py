@@ -132,3 +132,27 @@ def _attempt_fail(attempt: Attempt, reason: str) -> Attempt:
 def hint_factor(hint_cost: float, hints_used: int) -> float:
     """The share of a part's score kept after taking `hints_used` hints."""
     return max(0.0, 1.0 - hint_cost * hints_used)
+
+
+def attempt_self_assess(attempt: Attempt, ticked_ids: list[str]) -> Attempt:
+    """Score an explain attempt from the rubric items the candidate says they covered.
+
+    Practice mode trusts the candidate's own ticks against the model answer (an
+    interviewer scores them in an interview); the score is the ticked share of the
+    rubric, less the hints taken. Unknown item ids are refused.
+    """
+    question = _question(attempt.question_version)
+    part = question.part(attempt.part_id)
+    if part.kind != "explain" or attempt.status != Attempt.Status.GRADED:
+        raise SubmitRefused("only a recorded explanation can be self-assessed")
+    kind = grading.get_kind("explain")
+    try:
+        fraction = kind.score_rubric(kind.load_spec(part.raw), ticked_ids)
+    except ValueError as error:
+        raise SubmitRefused(str(error)) from None
+    verdict = dict(attempt.verdict or {})
+    verdict["rubric_ticked"] = sorted(set(ticked_ids))
+    attempt.verdict = verdict
+    attempt.score = fraction * hint_factor(question.hint_cost, attempt.hints_used)
+    attempt.save(update_fields=["verdict", "score"])
+    return attempt

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from django.db.models import Exists, OuterRef
 
 from grading.models import Attempt
-from questions.rendering import render_question
+from questions.rendering import render_markdown, render_question
 from questions.schema import Question
 
 
@@ -43,7 +43,9 @@ def question_page(*, user, version, seed: int, hints_taken: int, gave_up: bool) 
         "version": version,
         "question": rendered,
         "seed": seed,
-        "parts": [(part, latest.get(part.id)) for part in rendered.parts],
+        "parts": [
+            (part, latest.get(part.id), explain_review(question, latest.get(part.id))) for part in rendered.parts
+        ],
         "hints_shown": rendered.hints_html[:hints_taken],
         "hints_left": len(rendered.hints_html) - hints_taken,
         "hint_cost_percent": round(question.hint_cost * 100),
@@ -54,3 +56,26 @@ def question_page(*, user, version, seed: int, hints_taken: int, gave_up: bool) 
 
 def recent_attempts(*, limit: int):
     return Attempt.objects.select_related("user", "question_version__question")[:limit]
+
+
+def explain_review(question: Question, attempt) -> dict | None:
+    """For a recorded explanation: the model answer and the rubric to tick against it."""
+    if attempt is None or attempt.status != Attempt.Status.GRADED:
+        return None
+    part = question.part(attempt.part_id)
+    if part.kind != "explain":
+        return None
+    ticked = set((attempt.verdict or {}).get("rubric_ticked", ()))
+    return {
+        "model_answer_html": render_markdown(part.raw.get("model_answer", "")).html,
+        "items": [(item["id"], item["text"], item["id"] in ticked) for item in part.rubric],
+        "assessed": "rubric_ticked" in (attempt.verdict or {}),
+    }
+
+
+def verdict_context(attempt, *, part_id: str, reading=None) -> dict:
+    """What the verdict partial needs for one part's latest attempt (or an unread answer)."""
+    review = None
+    if attempt is not None:
+        review = explain_review(Question.from_data(attempt.question_version.data), attempt)
+    return {"part_id": part_id, "attempt": attempt, "reading": reading, "review": review}

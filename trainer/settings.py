@@ -158,3 +158,4 @@ if not SECRET_KEY:
 if not DEBUG and SECRET_KEY.startswith("embedded-mode"):
     raise RuntimeError("the embedded SECRET_KEY must not be used with DEBUG off")
 VAR_DIR.mkdir(parents=True, exist_ok=True)
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise warns on every request otherwise

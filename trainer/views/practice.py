@@ -134,7 +134,7 @@ def submit_answer(request, slug, part_id):
         return HttpResponseBadRequest(str(refusal))
     if not request.htmx:
         return redirect("question-detail", slug=slug)
-    context = {"part_id": part_id, "attempt": result.attempt, "reading": result.verdict}
+    context = selectors.verdict_context(result.attempt, part_id=part_id, reading=result.verdict)
     return render(request, f"{TEMPLATE}#verdict", context)
 
 
@@ -142,12 +142,26 @@ def submit_answer(request, slug, part_id):
 @permission_required("grading.submit_attempt", raise_exception=True)
 def attempt_status(request, attempt_id):
     """The verdict partial, polled while the attempt is graded; polling ends with 286."""
-    attempt = get_object_or_404(Attempt, id=attempt_id, user=request.user)
-    context = {"part_id": attempt.part_id, "attempt": attempt, "reading": None}
-    response = render(request, f"{TEMPLATE}#verdict", context)
+    attempt = get_object_or_404(Attempt.objects.select_related("question_version"), id=attempt_id, user=request.user)
+    response = render(request, f"{TEMPLATE}#verdict", selectors.verdict_context(attempt, part_id=attempt.part_id))
     if attempt.is_finished:
         response.status_code = HttpResponseStopPolling.status_code
     return response
+
+
+@login_required
+@permission_required("grading.submit_attempt", raise_exception=True)
+@require_POST
+def self_assess(request, attempt_id):
+    """The candidate ticks the rubric items their explanation covered."""
+    attempt = get_object_or_404(Attempt.objects.select_related("question_version"), id=attempt_id, user=request.user)
+    try:
+        grading_services.attempt_self_assess(attempt, request.POST.getlist("item"))
+    except grading_services.SubmitRefused as refusal:
+        return HttpResponseBadRequest(str(refusal))
+    if not request.htmx:
+        return redirect("question-detail", slug=attempt.question_version.question.slug)
+    return render(request, f"{TEMPLATE}#verdict", selectors.verdict_context(attempt, part_id=attempt.part_id))
 
 
 @login_required
