@@ -29,6 +29,7 @@ class Attempt(models.Model):
     correct = models.BooleanField(null=True)
     score = models.FloatField(null=True)
     hints_used = models.PositiveSmallIntegerField(default=0)
+    time_taken = models.DurationField(null=True, blank=True, help_text="From opening the question to this answer.")
     tries = models.PositiveSmallIntegerField(default=0)
     failure_reason = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -57,7 +57,9 @@ def attempt_interpret(*, version, part_id: str, seed: int, answer: str) -> Verdi
     return grading.interpret(part.raw, answer, context)
 
 
-def attempt_submit(*, user, version, part_id: str, seed: int, answer: str, hints_used: int = 0) -> SubmitResult:
+def attempt_submit(
+    *, user, version, part_id: str, seed: int, answer: str, hints_used: int = 0, time_taken=None
+) -> SubmitResult:
     """Accept a valid answer for grading off the request path.
 
     An answer the engine cannot read comes back at once with its message and no attempt
@@ -76,6 +78,7 @@ def attempt_submit(*, user, version, part_id: str, seed: int, answer: str, hints
             variant_seed=seed,
             answer=answer,
             hints_used=hints_used,
+            time_taken=time_taken,
         )
         transaction.on_commit(lambda: _enqueue(attempt.id))
     return SubmitResult(reading, attempt)

@@ -1,8 +1,8 @@
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 
-from trainer.views import accounts, health, practice
+from trainer.views import accounts, health, practice, progress
 
 urlpatterns = [
     path("", RedirectView.as_view(pattern_name="question-list", permanent=False)),
@@ -20,6 +20,8 @@ urlpatterns = [
     path("attempts/<int:attempt_id>/", practice.attempt_status, name="attempt-status"),
     path("attempts/<int:attempt_id>/self-assess/", practice.self_assess, name="self-assess"),
     path("review/", practice.review, name="review"),
+    path("me/", progress.dashboard, name="dashboard"),
+    re_path(r"^me/attempts\.(?P<fmt>csv|json)$", progress.export_attempts, name="export-attempts"),
     path("author/", include("questions.urls")),
     path("admin/", admin.site.urls),
 ]

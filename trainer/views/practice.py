@@ -5,19 +5,21 @@ htmx requests get the named partial of the same template.
 """
 
 import secrets
+import time
+from datetime import timedelta
 
 from django.contrib.auth.decorators import login_required, permission_required
 from django.http import Http404, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseStopPolling
 
 from grading import services as grading_services
 from grading.models import Attempt
-from questions.rendering import render_question
-from questions.schema import Question
-from questions.models import QuestionVersion
+from questions.models import QuestionVersion, Topic
+from questions.schema import KNOWN_KINDS, Question
 from questions.selectors import get_question_version, visible_questions
 from trainer import selectors
 
@@ -33,6 +35,16 @@ def _variant_seed(request, slug: str) -> int:
     return request.session[key]
 
 
+def _mark_opened(request, slug: str) -> None:
+    """Remember when this variant was first opened, to time the answers to it."""
+    request.session.setdefault(f"opened:{slug}", time.time())
+
+
+def _time_taken(request, slug: str) -> timedelta | None:
+    opened = request.session.get(f"opened:{slug}")
+    return None if opened is None else timedelta(seconds=max(0.0, time.time() - opened))
+
+
 def _hints_taken(request, slug: str) -> int:
     return request.session.get(f"hints:{slug}", 0)
 
@@ -44,11 +56,32 @@ def _version_or_404(request, slug: str):
         raise Http404("no such question") from None
 
 
+def _filters(request) -> dict:
+    """The browser's filters from the query string; unknown values are ignored."""
+    topics = {key for key, _ in Topic.choices}
+    difficulty = request.GET.get("difficulty", "")
+    return {
+        "topic": request.GET.get("topic") if request.GET.get("topic") in topics else None,
+        "difficulty": int(difficulty) if difficulty in ("1", "2", "3") else None,
+        "kind": request.GET.get("kind") if request.GET.get("kind") in KNOWN_KINDS else None,
+        "status": request.GET.get("status") if request.GET.get("status") in selectors.STATUSES else None,
+    }
+
+
 @login_required
 @permission_required("grading.submit_attempt", raise_exception=True)
+@vary_on_headers("HX-Request")
 def question_list(request):
-    rows = selectors.question_rows(user=request.user, questions=visible_questions(request.user))
-    return render(request, "trainer/question_list.html", {"rows": rows})
+    filters = _filters(request)
+    rows = selectors.question_rows(
+        user=request.user, questions=visible_questions(request.user), now=timezone.now(), **filters
+    )
+    context = {
+        "rows": rows, "filters": filters, "topics": Topic.choices, "kinds": KNOWN_KINDS,
+        "statuses": selectors.STATUSES,
+    }
+    template = "trainer/question_list.html#results" if request.htmx else "trainer/question_list.html"
+    return render(request, template, context)
 
 
 @login_required
@@ -57,6 +90,7 @@ def question_list(request):
 def question_detail(request, slug):
     version = _version_or_404(request, slug)
     seed = _variant_seed(request, slug)
+    _mark_opened(request, slug)
     context = selectors.question_page(
         user=request.user,
         version=version,
@@ -75,6 +109,7 @@ def new_variant(request, slug):
     request.session[f"variant:{slug}"] = secrets.randbelow(MAX_SEED)
     request.session[f"hints:{slug}"] = 0
     request.session[f"gave-up:{slug}"] = False
+    request.session.pop(f"opened:{slug}", None)
     return redirect("question-detail", slug=slug)
 
 
@@ -128,7 +163,7 @@ def submit_answer(request, slug, part_id):
         result = grading_services.attempt_submit(
             user=request.user, version=version, part_id=part_id,
             seed=_variant_seed(request, slug), answer=request.POST.get("answer", ""),
-            hints_used=_hints_taken(request, slug),
+            hints_used=_hints_taken(request, slug), time_taken=_time_taken(request, slug),
         )
     except grading_services.SubmitRefused as refusal:
         return HttpResponseBadRequest(str(refusal))

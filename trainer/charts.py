@@ -1,0 +1,42 @@
+"""Geometry for the dashboard's server-side SVG charts (the template draws it)."""
+
+from dataclasses import dataclass
+
+PALETTE = ["#2457c5", "#d9480f", "#2b8a3e", "#862e9c", "#c92a2a", "#0b7285",
+           "#e67700", "#5c940d", "#364fc7", "#a61e4d", "#495057"]
+
+
+@dataclass(frozen=True)
+class Bar:
+    label: str
+    value: float  # 0..1
+    y: float
+    width: float
+
+
+def mastery_bars(mastery: list[tuple[str, str, float]], *, width: float = 360, row_height: float = 26) -> list[Bar]:
+    return [Bar(label, value, index * row_height, max(0.0, min(1.0, value)) * width)
+            for index, (_, label, value) in enumerate(mastery)]
+
+
+@dataclass(frozen=True)
+class Line:
+    label: str
+    color: str
+    points: str  # "x,y x,y ..." for <polyline points>
+    last: float
+
+
+def history_lines(history: list[dict[str, float]], topics: list[tuple[str, str]], *, width: float = 560, height: float = 200) -> list[Line]:
+    """One polyline per topic with any mastery in the window; y grows downwards in SVG."""
+    if len(history) < 2:
+        return []
+    step = width / (len(history) - 1)
+    lines = []
+    for index, (key, label) in enumerate(topics):
+        values = [day.get(key, 0.0) for day in history]
+        if not any(values):
+            continue
+        points = " ".join(f"{i * step:.1f},{height - v * height:.1f}" for i, v in enumerate(values))
+        lines.append(Line(label, PALETTE[index % len(PALETTE)], points, values[-1]))
+    return lines

@@ -1,0 +1,85 @@
+"""The question browser's filters, the dashboard and the exports."""
+
+import csv
+import io
+import json
+import re
+
+import pytest
+from django.urls import reverse
+
+from grading import services
+
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+def _answer(user, version, answer):
+    result = services.attempt_submit(user=user, version=version, part_id="floor", seed=3, answer=answer)
+    return services.attempt_grade(result.attempt.id)
+
+
+def _bar_value(html, topic_label):
+    match = re.search(rf'data-topic="{re.escape(topic_label)}" data-value="([0-9.]+)"', html)
+    return float(match.group(1))
+
+
+def test_filters_by_topic_kind_and_status(client, login_as, candidate, decode_question):
+    login_as(candidate)
+    url = reverse("question-list")
+    assert "Decode floor" in client.get(url, {"topic": "roofline", "kind": "numeric"}).content.decode()
+    assert "Decode floor" not in client.get(url, {"topic": "kv-cache"}).content.decode()
+    assert "Decode floor" not in client.get(url, {"kind": "code"}).content.decode()
+    assert "Decode floor" in client.get(url, {"status": "new"}).content.decode()
+    _answer(candidate, decode_question, "1 s")  # wrong: attempted, in review tomorrow
+    assert "Decode floor" not in client.get(url, {"status": "new"}).content.decode()
+    assert "Decode floor" in client.get(url, {"status": "attempted"}).content.decode()
+
+
+def test_filtering_with_htmx_returns_only_the_results_partial(client, login_as, candidate, decode_question):
+    login_as(candidate)
+    response = client.get(reverse("question-list"), {"topic": "roofline"}, **HTMX)
+    body = response.content.decode()
+    assert body.lstrip().startswith('<div id="results">')
+    assert "<html" not in body
+    assert response.headers["Vary"].count("HX-Request") == 1
+
+
+def test_list_and_dashboard_queries_do_not_grow_with_attempts(
+    client, login_as, candidate, decode_question, django_assert_max_num_queries
+):
+    login_as(candidate)
+    for answer in ["1 s", "2 s", "3 s", "4 s"]:
+        _answer(candidate, decode_question, answer)
+    with django_assert_max_num_queries(8):  # session, user, permissions, questions, attempts
+        client.get(reverse("question-list"))
+    with django_assert_max_num_queries(8):
+        client.get(reverse("dashboard"))
+
+
+def test_dashboard_mastery_moves_when_a_question_is_solved(client, login_as, candidate, decode_question):
+    from questions.rendering import draw_variant
+    import grading
+
+    login_as(candidate)
+    before = client.get(reverse("dashboard")).content.decode()
+    assert _bar_value(before, "Roofline and hardware") == 0.0
+    assert "test-decode-floor" in before  # what next: the only new question
+
+    question = decode_question.as_question()
+    kind = grading.get_kind("numeric")
+    right = kind.reference_answer(kind.load_spec(question.part("floor").raw), draw_variant(question, 3).context)
+    _answer(candidate, decode_question, right)
+    after = client.get(reverse("dashboard")).content.decode()
+    assert _bar_value(after, "Roofline and hardware") == pytest.approx(1.0, abs=0.01)
+    assert 'id="history-chart"' in after
+
+
+def test_exports_hold_every_attempt(client, login_as, candidate, other_candidate, decode_question):
+    _answer(candidate, decode_question, "1 s")
+    _answer(other_candidate, decode_question, "2 s")
+    login_as(candidate)
+    rows = list(csv.DictReader(io.StringIO(client.get(reverse("export-attempts", args=["csv"])).content.decode())))
+    assert [row["answer"] for row in rows] == ["1 s"]
+    assert rows[0]["question"] == "test-decode-floor" and rows[0]["correct"] == "False"
+    records = json.loads(client.get(reverse("export-attempts", args=["json"])).content)
+    assert [record["answer"] for record in records] == ["1 s"]

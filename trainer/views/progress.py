@@ -1,0 +1,55 @@
+"""The candidate's dashboard (mastery per topic, history, what next) and exports."""
+
+import csv
+import json
+
+from django.contrib.auth.decorators import login_required, permission_required
+from django.core.serializers.json import DjangoJSONEncoder
+from django.http import HttpResponse
+from django.shortcuts import render
+from django.utils import timezone
+
+from questions.models import Topic
+from questions.selectors import released_questions
+from trainer import charts, selectors
+
+EXPORT_FIELDS = [
+    ("id", "id"), ("created_at", "created_at"), ("question_version__question__slug", "question"),
+    ("question_version__number", "question_version"), ("part_id", "part"), ("variant_seed", "variant_seed"),
+    ("answer", "answer"), ("status", "status"), ("correct", "correct"), ("score", "score"),
+    ("hints_used", "hints_used"), ("time_taken", "time_taken_seconds"),
+]
+
+
+@login_required
+@permission_required("grading.submit_attempt", raise_exception=True)
+def dashboard(request):
+    data = selectors.dashboard(user=request.user, questions=released_questions(), topics=Topic.choices, now=timezone.now())
+    data["bars"] = charts.mastery_bars(data["mastery"])
+    data["chart_height"] = len(data["bars"]) * 26 + 8
+    data["lines"] = charts.history_lines(data["history"], Topic.choices)
+    return render(request, "trainer/dashboard.html", data)
+
+
+def _export_records(user):
+    for row in selectors.export_rows(user):
+        record = {name: row[field] for field, name in EXPORT_FIELDS}
+        taken = record["time_taken_seconds"]
+        record["time_taken_seconds"] = None if taken is None else round(taken.total_seconds(), 1)
+        yield record
+
+
+@login_required
+@permission_required("grading.submit_attempt", raise_exception=True)
+def export_attempts(request, fmt):
+    """Every attempt of the logged-in user, as CSV or JSON (a download)."""
+    records = list(_export_records(request.user))
+    if fmt == "json":
+        response = HttpResponse(json.dumps(records, cls=DjangoJSONEncoder, indent=1), content_type="application/json")
+    else:
+        response = HttpResponse(content_type="text/csv")
+        writer = csv.DictWriter(response, fieldnames=[name for _, name in EXPORT_FIELDS])
+        writer.writeheader()
+        writer.writerows(records)
+    response["Content-Disposition"] = f'attachment; filename="attempts.{fmt}"'
+    return response
