@@ -1,0 +1,305 @@
+"""Numeric parts: a number with units, or arithmetic with units, within a tolerance.
+
+Grading order, first match wins for the score: within ``rtol`` (correct, score 1) ->
+a listed mistake (score 0, the author's feedback) -> within the ``partial`` band (its
+score) -> wrong (score 0). A classic slip (bits vs bytes, a factor of 2, GB vs GiB, a
+power of 1000, a flipped sign) found by the ratio answer/reference only adds feedback;
+the score still comes from the bands.
+
+A bare number (no unit names at all) is read in the part's unit, and the interpretation
+says so; any other answer must have the part's dimension or it is invalid input.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import pint
+
+from grading.expressions import ExpressionError, evaluate, parse_trusted, read_quantity
+from grading.kinds.base import (
+    AnswerKind,
+    MistakeSpec,
+    PartSpec,
+    SpecError,
+    common_fields,
+    load_mistakes,
+    optional_number,
+    require_text,
+)
+from grading.registry import register
+from grading.units import (
+    DisplayUnit,
+    describe_dimension,
+    dimensionality_of,
+    format_number,
+    parse_unit,
+)
+from grading.verdict import Verdict
+
+_BINARY = {"KiB/kB": 1.024, "GiB/GB": 2**30 / 1e9, "TiB/TB": 2**40 / 1e12,
+           "PiB/PB": 2**50 / 1e15}
+
+# (ratio answer/reference, slip id, feedback). Feedback names the slip, never the value.
+CLASSIC_SLIPS: tuple[tuple[float, str, str], ...] = (
+    (8.0, "bits-vs-bytes", "Off by a factor of 8: check bits against bytes."),
+    (1 / 8, "bits-vs-bytes", "Off by a factor of 8: check bits against bytes."),
+    (2.0, "factor-of-two", "Off by a factor of 2: check K and V (both cached?), 2 FLOPs "
+     "per multiply-add, bytes per element (BF16 vs FP32) and dense vs sparse peaks."),
+    (0.5, "factor-of-two", "Off by a factor of 2: check K and V (both cached?), 2 FLOPs "
+     "per multiply-add, bytes per element (BF16 vs FP32) and dense vs sparse peaks."),
+    *(
+        (ratio**sign, "binary-vs-decimal",
+         f"Off by about {100 * (ratio - 1):.0f}%: check binary against decimal prefixes "
+         f"({name}).")
+        for name, ratio in _BINARY.items()
+        for sign in (1, -1)
+    ),
+    *(
+        (10.0 ** (sign * power), "power-of-ten",
+         f"Off by a factor of 10^{power}: check the unit prefixes (k, M, G, T; ms vs s).")
+        for power in (3, 6, 9, 12)
+        for sign in (1, -1)
+    ),
+    (-1.0, "sign", "The sign is flipped."),
+)
+_PERCENT_SLIPS = (
+    (100.0, "percent-vs-fraction", "Off by a factor of 100: a percentage, or a fraction?"),
+    (0.01, "percent-vs-fraction", "Off by a factor of 100: a percentage, or a fraction?"),
+)
+
+
+@dataclass(frozen=True)
+class PartialCredit:
+    rtol: float
+    score: float
+
+
+@dataclass(frozen=True)
+class NumericSpec(PartSpec):
+    answer: str = ""
+    unit: DisplayUnit = DisplayUnit("", 1.0)
+    rtol: float = 0.03
+    atol: float = 0.0
+    partial: PartialCredit | None = None
+    mistakes: tuple[MistakeSpec, ...] = ()
+
+
+@dataclass(frozen=True)
+class _Reading:
+    magnitude: float  # in the part's unit
+    interpreted: str
+
+
+def _percent(fraction: float) -> str:
+    """A tolerance in words: 3%, 0.1%, 0.02% (never a misleading "0%")."""
+    return f"{fraction * 100:.2g}%"
+
+
+def _within(value: float, target: float, rtol: float, atol: float) -> bool:
+    return abs(value - target) <= rtol * abs(target) + atol
+
+
+def _number_text(value: float) -> str:
+    """A float as a candidate would type it, exact (``repr`` round-trips floats)."""
+    return repr(float(value))
+
+
+@register
+class NumericKind(AnswerKind):
+    """``numeric`` parts (FORMAT.md): ``answer``, ``unit``, ``rtol``, ``atol``,
+    ``partial``, ``mistakes``."""
+
+    name = "numeric"
+    keys = frozenset({"answer", "unit", "rtol", "atol", "partial", "mistakes"})
+
+    def load_spec(self, raw: Mapping) -> NumericSpec:
+        common = common_fields(raw, self.name, self.keys)
+        answer = require_text(raw, "answer")
+        try:
+            parse_trusted(answer)
+        except ExpressionError as error:
+            raise SpecError(str(error), "answer") from None
+        unit_text = raw.get("unit", "") or ""
+        if not isinstance(unit_text, str):
+            raise SpecError("must be a unit such as ms or GB/s", "unit")
+        try:
+            unit = parse_unit(unit_text)
+            if unit.text:
+                read_quantity(f"1 {unit.text}")  # candidates must be able to type it
+        except ExpressionError as error:
+            raise SpecError(f"{error} (use a unit candidates can type)", "unit") from None
+        rtol = optional_number(raw, "rtol", 0.03)
+        atol = optional_number(raw, "atol", 0.0)
+        partial = None
+        if raw.get("partial") is not None:
+            band = raw["partial"]
+            if not isinstance(band, Mapping) or set(band) != {"rtol", "score"}:
+                raise SpecError("must be {rtol, score}", "partial")
+            partial = PartialCredit(
+                rtol=optional_number(band, "rtol", 0.0, label="partial.rtol"),
+                score=optional_number(band, "score", 0.0, label="partial.score"))
+            if partial.rtol <= rtol:
+                raise SpecError("must be wider than rtol", "partial.rtol")
+            if not 0 < partial.score < 1:
+                raise SpecError("must lie strictly between 0 and 1", "partial.score")
+        mistakes = load_mistakes(raw)
+        for index, mistake in enumerate(mistakes):
+            try:
+                parse_trusted(mistake.answer)
+            except ExpressionError as error:
+                raise SpecError(str(error), f"mistakes[{index}].answer") from None
+        return NumericSpec(**common, answer=answer, unit=unit, rtol=rtol, atol=atol,
+                           partial=partial, mistakes=mistakes)
+
+    # -- reference values (author side: errors are SpecErrors) ----------------------
+    def reference_value(self, spec: NumericSpec, context: Mapping):
+        """The reference as a number or Quantity (for ``answers.<part_id>``)."""
+        return self._value(spec, spec.answer, context, "answer")
+
+    def _value(self, spec: NumericSpec, expression: str, context: Mapping, key: str):
+        try:
+            value = evaluate(expression, context)
+        except ExpressionError as error:
+            raise SpecError(str(error), key) from None
+        if isinstance(value, str) or not isinstance(value, (int, float, pint.Quantity)):
+            raise SpecError("must evaluate to a number", key)
+        if dimensionality_of(value) != spec.unit.dimensionality:
+            wanted = f"{describe_dimension(spec.unit.dimensionality)}"
+            if spec.unit.text:
+                wanted += f" ({spec.unit.text})"
+            raise SpecError(f"is {describe_dimension(dimensionality_of(value))} but the "
+                            f"unit asks for {wanted}", key)
+        return value
+
+    def _magnitude(self, spec: NumericSpec, expression: str, context: Mapping,
+                   key: str) -> float:
+        return spec.unit.magnitude_of(self._value(spec, expression, context, key))
+
+    def reference_answer(self, spec: NumericSpec, context: Mapping) -> str:
+        return self._as_text(spec, self._magnitude(spec, spec.answer, context, "answer"))
+
+    def mistake_answers(self, spec: NumericSpec, context: Mapping) -> list[tuple[str, str]]:
+        return [
+            (self._as_text(spec, self._magnitude(spec, mistake.answer, context,
+                                                 f"mistakes[{index}].answer")),
+             mistake.feedback)
+            for index, mistake in enumerate(spec.mistakes)
+        ]
+
+    @staticmethod
+    def _as_text(spec: NumericSpec, magnitude: float) -> str:
+        """The value as a candidate would type it, rounded like a ``{{ x | unit }}``
+        template (3 significant figures) so solutions quote the same text, with more
+        figures only when the part's tolerance is too tight for the rounding."""
+        number = _number_text(magnitude)
+        for significant in range(3, 16):
+            rounded = format_number(magnitude, significant)
+            if _within(float(rounded), magnitude, spec.rtol / 2, spec.atol / 2):
+                number = rounded
+                break
+        if not spec.unit.text:
+            return number
+        separator = "" if spec.unit.text == "%" else " "
+        return f"{number}{separator}{spec.unit.text}"
+
+    def expected_text(self, spec: NumericSpec, context: Mapping) -> str:
+        magnitude = self._magnitude(spec, spec.answer, context, "answer")
+        number = format_number(magnitude, 4)
+        if not spec.unit.text:
+            return number
+        return f"{number}%" if spec.unit.text == "%" else f"{number} {spec.unit.text}"
+
+    # -- candidate side: never raises because of the text --------------------------
+    def _read(self, spec: NumericSpec, text) -> _Reading | Verdict:
+        if not isinstance(text, str):
+            return Verdict.invalid("the answer must be text")
+        try:
+            read = read_quantity(text)
+        except ExpressionError as error:
+            return Verdict.invalid(str(error))
+        unit = spec.unit
+        value = read.value
+        notes = f" ({'; '.join(read.notes)})" if read.notes else ""
+        if not isinstance(value, pint.Quantity) and not read.has_units and unit.text:
+            shown = f"{read.text} → {unit.format(value * unit.scale, 4)}"
+            return _Reading(float(value), f"{shown} (no unit given: read in "
+                                          f"{unit.text}){notes}")
+        if dimensionality_of(value) != unit.dimensionality:
+            given = describe_dimension(dimensionality_of(value))
+            wanted = describe_dimension(unit.dimensionality)
+            if unit.text:
+                wanted += f" ({unit.text})"
+            hint = ""
+            if re.search(r"(^|[\s\d])B\b", read.text) and not unit.text:
+                hint = " B means bytes; for billions write 70e9 or 70 billion."
+            return Verdict.invalid(f"that is {given}; this part asks for {wanted}.{hint}",
+                                   interpreted=read.text)
+        magnitude = unit.magnitude_of(value)
+        shown = unit.format(value, 4)
+        interpreted = read.text if _same_reading(read.text, shown) else f"{read.text} = {shown}"
+        return _Reading(magnitude, interpreted + notes)
+
+    def interpret(self, spec: NumericSpec, text: str, context: Mapping) -> Verdict:
+        reading = self._read(spec, text)
+        if isinstance(reading, Verdict):
+            return reading
+        return Verdict(valid=True, correct=None, score=0.0, interpreted=reading.interpreted,
+                       interpreted_html=html.escape(reading.interpreted))
+
+    def grade(self, spec: NumericSpec, text: str, context: Mapping) -> Verdict:
+        reading = self._read(spec, text)
+        if isinstance(reading, Verdict):
+            return reading
+        reference = self._magnitude(spec, spec.answer, context, "answer")
+        answer = reading.magnitude
+        shown = {"interpreted": reading.interpreted,
+                 "interpreted_html": html.escape(reading.interpreted),
+                 "expected": self.expected_text(spec, context)}
+        if _within(answer, reference, spec.rtol, spec.atol):
+            return Verdict(valid=True, correct=True, score=1.0, feedback="Correct.", **shown)
+        for index, mistake in enumerate(spec.mistakes):
+            value = self._magnitude(spec, mistake.answer, context, f"mistakes[{index}].answer")
+            if _within(answer, value, spec.rtol, spec.atol):
+                return Verdict(valid=True, correct=False, score=0.0,
+                               feedback=mistake.feedback, mistake=f"mistakes[{index}]",
+                               **shown)
+        slip = self._classic_slip(spec, answer, reference)
+        score, band_feedback = 0.0, f"Not within {_percent(spec.rtol)} of the reference."
+        if spec.partial and _within(answer, reference, spec.partial.rtol, spec.atol):
+            score = spec.partial.score
+            band_feedback = (f"Close: within {_percent(spec.partial.rtol)} of the reference but "
+                             f"not within {spec.rtol:.0%}; partial credit.")
+        feedback = f"{band_feedback} {slip[1]}" if slip else band_feedback
+        return Verdict(valid=True, correct=False, score=score, feedback=feedback,
+                       mistake=f"slip:{slip[0]}" if slip else None, **shown)
+
+    @staticmethod
+    def _classic_slip(spec: NumericSpec, answer: float, reference: float):
+        """The known slip whose ratio is closest (in log terms) to answer/reference,
+        if any lies within the part's rtol: (slip id, feedback) or None."""
+        if reference == 0 or answer == 0:
+            return None
+        ratio = answer / reference
+        slips = CLASSIC_SLIPS + (_PERCENT_SLIPS if spec.unit.text in ("%", "percent")
+                                 else ())
+        best = None
+        for slip_ratio, slip_id, feedback in slips:
+            if not _within(ratio, slip_ratio, spec.rtol, 0.0):
+                continue
+            distance = abs(math.log(abs(ratio)) - math.log(abs(slip_ratio)))
+            if (ratio > 0) != (slip_ratio > 0):
+                continue
+            if best is None or distance < best[0]:
+                best = (distance, slip_id, feedback)
+        return (best[1], best[2]) if best else None
+
+
+def _same_reading(typed: str, shown: str) -> bool:
+    """Whether printing the value in the part's unit would only repeat what was typed
+    ("41.8 ms" typed, "41.8 ms" shown)."""
+    return typed.replace(" ", "") == shown.replace(" ", "")

@@ -1,0 +1,92 @@
+"""The contract: verdicts, the registry, the top-level helpers."""
+
+import json
+
+import pytest
+
+import grading
+from grading.kinds.base import AnswerKind, SpecError
+from grading.registry import get_kind, kinds, register
+from grading.verdict import Verdict
+
+
+def test_verdict_round_trips_through_json():
+    verdict = Verdict(valid=True, correct=False, score=0.5, interpreted="41.8 ms",
+                      interpreted_html="41.8 ms", feedback="Close.", mistake="slip:sign",
+                      expected="41.79 ms")
+    assert Verdict.from_dict(json.loads(json.dumps(verdict.to_dict()))) == verdict
+
+
+def test_verdict_from_dict_ignores_extra_keys_and_checks_types():
+    data = Verdict.invalid("empty").to_dict() | {"rubric_ticked": ["a"]}
+    assert Verdict.from_dict(data) == Verdict.invalid("empty")
+    with pytest.raises(ValueError):
+        Verdict.from_dict({"valid": "yes", "correct": None, "score": 0})
+    with pytest.raises(ValueError):
+        Verdict.from_dict({"valid": True, "correct": None, "score": "high"})
+
+
+def test_verdict_invariants():
+    with pytest.raises(ValueError):
+        Verdict(valid=True, correct=True, score=1.5)
+    with pytest.raises(ValueError):
+        Verdict(valid=False, correct=True, score=0)
+
+
+def test_builtin_kinds_are_registered():
+    assert {"numeric", "formula", "explain"} <= set(kinds())
+    assert get_kind("numeric").name == "numeric"
+
+
+def test_unknown_kind_is_a_spec_error():
+    with pytest.raises(SpecError) as caught:
+        get_kind("essay")
+    assert caught.value.key == "kind"
+
+
+def test_a_second_class_cannot_take_a_registered_name():
+    class Impostor(AnswerKind):
+        name = "numeric"
+
+        def load_spec(self, raw): ...
+        def interpret(self, spec, text, context): ...
+        def grade(self, spec, text, context): ...
+        def reference_answer(self, spec, context): ...
+        def mistake_answers(self, spec, context): ...
+
+    with pytest.raises(ValueError, match="already registered"):
+        register(Impostor)
+
+
+def test_grade_accepts_raw_parts_and_loaded_specs():
+    part = {"id": "n", "kind": "numeric", "answer": "6 * 7"}
+    spec = grading.load_part(part)
+    assert grading.grade(part, "42", {}).correct
+    assert grading.grade(spec, "42", {}).correct
+
+
+def test_unexpected_errors_become_invalid_verdicts(monkeypatch, caplog):
+    kind = get_kind("numeric")
+    monkeypatch.setattr(type(kind), "grade", lambda self, spec, text, context: 1 / 0)
+    verdict = grading.grade({"id": "n", "kind": "numeric", "answer": "1"}, "1", {})
+    assert not verdict.valid and "could not read" in verdict.feedback
+    assert "ZeroDivisionError" in caplog.text
+
+
+def test_grading_does_not_need_django():
+    """The library imports and grades in a fresh interpreter without loading Django."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = (
+        "import sys, grading\n"
+        "v = grading.grade({'id': 'n', 'kind': 'numeric', 'answer': '2 * B', 'unit': 'B'},"
+        " '16 bit', {})\n"
+        "assert v.correct, v\n"
+        "assert not any(m == 'django' or m.startswith('django.') for m in sys.modules)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            timeout=60, env={"PATH": "/usr/bin:/bin"},
+                            cwd=Path(__file__).resolve().parents[2])
+    assert result.returncode == 0, result.stderr

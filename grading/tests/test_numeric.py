@@ -1,0 +1,187 @@
+"""Numeric parts: reading, tolerance, mistakes, classic slips, partial credit."""
+
+import pytest
+
+import grading
+from grading.kinds.base import SpecError
+from grading.units import parse_quantity
+
+CONTEXT = {
+    "weight_bytes": parse_quantity("140 GB"),
+    "gpu": {"hbm_bandwidth": parse_quantity("3.35 TB/s"), "price_per_hour":
+            parse_quantity("3 USD/hour")},
+    "batch": 32,
+    "utilization": 0.42,
+}
+FLOOR = {
+    "id": "floor", "kind": "numeric", "prompt": "Decode floor?",
+    "answer": "weight_bytes / gpu.hbm_bandwidth", "unit": "ms",
+    "mistakes": [{"answer": "weight_bytes * 8 / gpu.hbm_bandwidth",
+                  "feedback": "You counted bits, not bytes."}],
+}
+REFERENCE_MS = 140 / 3.35  # 41.79
+
+
+def grade(text, part=FLOOR, context=CONTEXT):
+    return grading.grade(part, text, context)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["41.8 ms", "0.0418 s", "4.18e-2 s", "140 GB / (3.35 TB/s)", "41791 us", "41.8",
+     "2*70e9 B / (3.35 TB/s)", "4.18 × 10^-2 s", "41.8ms"],
+)
+def test_equal_values_in_any_unit_are_correct(text):
+    verdict = grade(text)
+    assert verdict.valid and verdict.correct and verdict.score == 1.0, verdict.feedback
+    assert verdict.expected == "41.79 ms"
+
+
+def test_interpretation_shows_the_conversion():
+    assert grade("0.0418 s").interpreted == "0.0418 s = 41.8 ms"
+    assert grade("140 GB / (3.35 TB/s)").interpreted == "140 GB / (3.35 TB / s) = 41.79 ms"
+    assert "no unit given" in grade("41.8").interpreted
+
+
+def test_interpret_reveals_nothing():
+    verdict = grading.interpret(FLOOR, "0.0418 s", CONTEXT)
+    assert verdict.valid and verdict.correct is None and verdict.expected == ""
+    assert verdict.interpreted == "0.0418 s = 41.8 ms"
+
+
+def test_wrong_value_is_wrong_without_revealing_the_answer():
+    verdict = grade("60 ms")
+    assert verdict.valid and verdict.correct is False and verdict.score == 0
+    assert "41.8" not in verdict.feedback
+
+
+def test_listed_mistake_gets_its_feedback():
+    verdict = grade("334 ms")
+    assert verdict.correct is False
+    assert verdict.feedback == "You counted bits, not bytes."
+    assert verdict.mistake == "mistakes[0]"
+
+
+@pytest.mark.parametrize(
+    ("factor", "slip"),
+    [(1 / 8, "bits-vs-bytes"), (2, "factor-of-two"), (0.5, "factor-of-two"),
+     (2**30 / 1e9, "binary-vs-decimal"), (1e9 / 2**30, "binary-vs-decimal"),
+     (1000, "power-of-ten"), (1e-6, "power-of-ten"), (-1, "sign")],
+)
+def test_classic_slips_are_named(factor, slip):
+    verdict = grade(f"{REFERENCE_MS * factor!r} ms")
+    assert verdict.correct is False
+    assert verdict.mistake == f"slip:{slip}"
+    assert f"{REFERENCE_MS * factor:.3g}" not in verdict.feedback
+
+
+def test_percent_slip_only_for_percent_parts():
+    part = {"id": "u", "kind": "numeric", "answer": "utilization", "unit": "%"}
+    assert grade("42%", part).correct
+    assert grade("42", part).correct  # read in the part's unit
+    assert grade("0.42", part).mistake == "slip:percent-vs-fraction"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [("140 GB", "that is a data size (bytes); this part asks for a time (ms)"),
+     ("3 TB/s", "that is a bandwidth"),
+     ("$3", "amount of money"),
+     ("5 tokens", "number of tokens")],
+)
+def test_dimension_mismatch_is_invalid_and_names_both(text, message):
+    verdict = grade(text)
+    assert not verdict.valid and message in verdict.feedback
+
+
+def test_billions_typed_as_bytes_get_a_hint():
+    part = {"id": "n", "kind": "numeric", "answer": "70e9"}
+    verdict = grade("70B", part)
+    assert not verdict.valid and "billion" in verdict.feedback
+    assert grade("70 billion", part).correct
+
+
+@pytest.mark.parametrize(("text", "question"),
+                         [("41.8 Gb", "Gbit (gigabits) or GB"), ("1 TFLOPs", "TFLOP/s")])
+def test_ambiguous_units_are_asked_about(text, question):
+    verdict = grade(text)
+    assert not verdict.valid and question in verdict.feedback
+
+
+def test_tolerance_edges():
+    inside, outside = REFERENCE_MS * 1.0299, REFERENCE_MS * 1.0301
+    assert grade(f"{inside!r} ms").correct
+    assert not grade(f"{outside!r} ms").correct
+    tight = {**FLOOR, "rtol": 0.001}
+    assert not grade("41.9 ms", tight).correct
+    assert grade("41.79 ms", tight).correct
+
+
+def test_absolute_tolerance_for_answers_near_zero():
+    part = {"id": "z", "kind": "numeric", "answer": "0 * s", "unit": "ms", "atol": 0.5}
+    assert grade("0.4 ms", part).correct
+    assert not grade("0.6 ms", part).correct
+
+
+def test_partial_credit_band():
+    part = {**FLOOR, "partial": {"rtol": 0.15, "score": 0.5}}
+    close = grade(f"{REFERENCE_MS * 1.12!r} ms", part)
+    assert close.correct is False and close.score == 0.5 and "partial" in close.feedback
+    assert grade(f"{REFERENCE_MS * 1.2!r} ms", part).score == 0
+
+
+def test_reference_and_mistake_answers_round_trip():
+    kind = grading.get_kind("numeric")
+    spec = kind.load_spec(FLOOR)
+    reference = kind.reference_answer(spec, CONTEXT)
+    assert reference == "41.8 ms"
+    assert kind.grade(spec, reference, CONTEXT).correct
+    for text, feedback in kind.mistake_answers(spec, CONTEXT):
+        assert kind.grade(spec, text, CONTEXT).feedback == feedback
+
+
+def test_reference_keeps_figures_a_tight_tolerance_needs():
+    kind = grading.get_kind("numeric")
+    spec = kind.load_spec({**FLOOR, "rtol": 0})
+    assert kind.grade(spec, kind.reference_answer(spec, CONTEXT), CONTEXT).correct
+
+
+def test_answer_values_feed_solutions():
+    values = grading.answer_values([FLOOR], CONTEXT)
+    assert values["floor"].m_as("ms") == pytest.approx(REFERENCE_MS)
+
+
+@pytest.mark.parametrize(
+    ("change", "key"),
+    [({"unit": "Gb"}, "unit"), ({"unit": "kilobyte"}, "unit"), ({"answer": "1 +"}, "answer"),
+     ({"rtol": -1}, "rtol"), ({"partial": {"rtol": 0.01, "score": 0.5}}, "partial.rtol"),
+     ({"partial": {"rtol": 0.2, "score": 1.5}}, "partial.score"),
+     ({"mistake": []}, "mistake"), ({"id": "Bad Id"}, "id"),
+     ({"mistakes": [{"answer": "1"}]}, "mistakes[0].feedback")],
+)
+def test_bad_specs_name_the_key(change, key):
+    with pytest.raises(SpecError) as caught:
+        grading.load_part({**FLOOR, **change})
+    assert caught.value.key == key
+
+
+def test_reference_of_the_wrong_dimension_is_a_spec_error():
+    part = {**FLOOR, "unit": "GB"}
+    with pytest.raises(SpecError, match="is a time but the unit asks for a data size"):
+        grade("1 GB", part)
+
+
+def test_a_rate_written_after_a_slash_is_one_unit():
+    from grading.expressions import read_quantity
+
+    reading = read_quantity("500 GB / 50 GB/s")
+    assert reading.text == "500 GB / (50 GB / s)"
+    assert abs(reading.value.to("s").magnitude - 10) < 1e-9
+    # A plain number after the slash still divides the whole left side.
+    assert abs(read_quantity("10 GB/s / 2").value.to("GB/s").magnitude - 5) < 1e-9
+
+
+def test_tight_tolerances_are_not_reported_as_zero_percent():
+    from grading.kinds.numeric import _percent
+
+    assert _percent(0.001) == "0.1%" and _percent(0.03) == "3%"
