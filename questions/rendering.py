@@ -1,0 +1,262 @@
+"""Turn a question and a variant seed into the HTML a candidate sees.
+
+Two layers:
+- `render_markdown(text)`: Markdown (markdown-it-py, CommonMark, raw HTML off) with
+  `$inline$` and `$$display$$` LaTeX converted server-side to MathML by latex2mathml.
+  The MathML is rebuilt from latex2mathml's element tree through an allow-list, so
+  `\\text{<script>}` or `\\href{javascript:...}` in a question cannot inject markup.
+  LaTeX that fails to convert is shown as escaped source and reported in `errors`
+  (validation turns those into problems).
+- `render_question(question, seed)`: draws the variant, fills the `{{ }}` templates with
+  the grading engine's templating, and renders every piece of Markdown.
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+import re
+from dataclasses import dataclass, field
+from xml.etree.ElementTree import Element, tostring
+
+from latex2mathml.converter import convert_to_element
+from markdown_it import MarkdownIt
+from mdit_py_plugins.dollarmath import dollarmath_plugin
+
+from grading import expressions, templating, variants
+from questions.catalogue import load_catalogue
+from questions.schema import Question
+
+# ---------------------------------------------------------------- Markdown and math
+
+MATHML_TAGS = frozenset(
+    "math mrow mi mn mo ms mtext mspace mfrac msqrt mroot msub msup msubsup munder mover "
+    "munderover mtable mtr mtd mstyle mpadded mphantom menclose merror semantics annotation".split()
+)
+MATHML_ATTRIBUTES = frozenset(
+    "xmlns display mathvariant stretchy fence form separator lspace rspace width height depth "
+    "columnalign rowalign columnspacing rowspacing columnlines rowlines frame framespacing "
+    "displaystyle scriptlevel linethickness accent accentunder movablelimits minsize maxsize "
+    "notation symmetric largeop mathsize mathcolor".split()
+)
+# latex2mathml writes a command it does not know as an identifier holding its name.
+UNKNOWN_COMMAND = re.compile(r"^\\[A-Za-z]+$")
+
+
+class MathError(ValueError):
+    """LaTeX that latex2mathml cannot turn into MathML."""
+
+
+@dataclass(frozen=True)
+class MarkdownResult:
+    html: str
+    errors: tuple[str, ...] = ()
+
+
+def latex_to_mathml(latex: str, display: bool) -> str:
+    """Convert LaTeX to safe MathML markup; raises MathError on LaTeX it cannot convert."""
+    try:
+        root = convert_to_element(latex, display="block" if display else "inline")
+    except Exception as error:  # latex2mathml raises many unrelated exception classes
+        reason = type(error).__name__ + (f": {error}" if str(error) else "")
+        raise MathError(f"cannot convert ${latex}$ ({reason})") from error
+    _sanitize(root, latex)
+    return tostring(root, encoding="unicode")
+
+
+def _sanitize(element: Element, latex: str) -> None:
+    """Keep only MathML tags and presentational attributes; make text plain characters.
+
+    latex2mathml stores symbols as character references ("&#x02248;") in element text and
+    relies on unescaping the whole serialization, which would also unescape `<` typed in
+    `\\text{}`. Decoding the text here and letting ElementTree escape it keeps both right.
+    """
+    if element.tag not in MATHML_TAGS:
+        raise MathError(f"cannot convert ${latex}$ (produces <{element.tag}>)")
+    for name in list(element.attrib):
+        if name not in MATHML_ATTRIBUTES:
+            del element.attrib[name]
+    if element.text:
+        if element.tag in ("mi", "mo") and UNKNOWN_COMMAND.match(element.text):
+            raise MathError(f"unknown LaTeX command {element.text} in ${latex}$")
+        if element.tag == "mi" and element.text == "&":
+            raise MathError(f"'&' outside an array or matrix environment in ${latex}$")
+        element.text = html.unescape(element.text)
+    if element.tail:
+        element.tail = html.unescape(element.tail)
+    for child in element:
+        _sanitize(child, latex)
+
+
+def _math_rule(display: bool, tag: str, css_class: str):
+    """A markdown-it render rule for one dollarmath token type; errors go to env."""
+
+    def render(renderer, tokens, index, options, env) -> str:
+        latex = tokens[index].content.strip()
+        try:
+            markup = latex_to_mathml(latex, display)
+        except MathError as error:
+            env.setdefault("math_errors", []).append(str(error))
+            markup = f'<code class="math-error">{html.escape(latex)}</code>'
+        return f'<{tag} class="{css_class}">{markup}</{tag}>' + ("\n" if tag == "div" else "")
+
+    return render
+
+
+@functools.cache
+def _markdown() -> MarkdownIt:
+    # allow_space/allow_digits off: "$2.50 per hour and $3" stays prose, not math.
+    md = MarkdownIt("commonmark", {"html": False, "typographer": False}).enable("table")
+    md.use(dollarmath_plugin, allow_space=False, allow_digits=False, double_inline=True, allow_labels=False)
+    md.add_render_rule("math_inline", _math_rule(False, "span", "math inline"))
+    md.add_render_rule("math_inline_double", _math_rule(True, "div", "math display"))
+    md.add_render_rule("math_block", _math_rule(True, "div", "math display"))
+    return md
+
+
+def render_markdown(text: str) -> MarkdownResult:
+    """Markdown with dollar math to HTML; never raises on bad LaTeX (see `errors`)."""
+    env: dict = {}
+    rendered = _markdown().render(text or "", env)
+    return MarkdownResult(rendered, tuple(env.get("math_errors", ())))
+
+
+def render_inline_markdown(text: str) -> MarkdownResult:
+    """Like `render_markdown` but without the surrounding paragraph (for short items)."""
+    env: dict = {}
+    rendered = _markdown().renderInline(text or "", env)
+    return MarkdownResult(rendered, tuple(env.get("math_errors", ())))
+
+
+# ---------------------------------------------------------------- variants
+
+
+@functools.cache
+def bank_catalogue():
+    """The GPU/model/dtype/link catalogue, read once per process."""
+    return load_catalogue()
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One draw of a question's parameters and the evaluation context it gives."""
+
+    seed: int | None
+    choices: dict
+    context: object
+
+
+def draw_variant(question: Question, seed: int, *, choices: dict | None = None, catalogue=None) -> Variant:
+    """The variant an attempt with `seed` sees; explicit `choices` (a preview picking a
+    variant) override the drawn ones, name by name."""
+    catalogue = bank_catalogue() if catalogue is None else catalogue
+    drawn = dict(variants.draw_choices(question.params_spec, seed))
+    drawn.update(choices or {})
+    context = variants.build_context(question.params_spec, question.derived, drawn, catalogue)
+    return Variant(seed, drawn, context)
+
+
+def reference_values(question: Question, context) -> dict:
+    """Each numeric part's reference value: what `answers.<part_id>` means in a solution."""
+    return {
+        part.id: expressions.evaluate(str(part.raw["answer"]), context)
+        for part in question.parts
+        if part.kind == "numeric"
+    }
+
+
+def solution_context(context, answers: dict):
+    """The context the solution renders in: the variant's, plus `answers`."""
+    return {**context, "answers": answers}
+
+
+# ---------------------------------------------------------------- whole question
+
+
+@dataclass(frozen=True)
+class RenderedSymbol:
+    name: str
+    description: str
+    unit: str | None
+
+
+@dataclass(frozen=True)
+class RenderedPart:
+    id: str
+    kind: str
+    points: float
+    prompt_html: str
+    unit: str | None = None
+    symbols: tuple[RenderedSymbol, ...] = ()
+    rubric: tuple[dict, ...] = ()  # explain: {"id", "text_html"} per item
+    model_answer_html: str = ""  # explain: shown with the solution
+
+
+@dataclass(frozen=True)
+class RenderedQuestion:
+    slug: str
+    title: str
+    topic: str
+    topic_label: str
+    difficulty: int
+    seed: int
+    choices: dict
+    statement_html: str
+    parts: tuple[RenderedPart, ...]
+    hints_html: tuple[str, ...]
+    solution_html: str
+    followups_html: tuple[str, ...]
+    math_errors: tuple[str, ...] = field(default=())
+
+
+def render_question(question: Question, seed: int, *, choices: dict | None = None, catalogue=None) -> RenderedQuestion:
+    """Everything the candidate page shows for this question and variant.
+
+    Raises whatever the grading engine raises for a broken question (validation is where
+    those are reported as problems); bad LaTeX is not an exception but `math_errors`.
+    """
+    variant = draw_variant(question, seed, choices=choices, catalogue=catalogue)
+    context = variant.context
+    errors: list[str] = []
+
+    def markdown(template: str, ctx=context, inline: bool = False) -> str:
+        filled = templating.render_template(template, ctx)
+        result = render_inline_markdown(filled) if inline else render_markdown(filled)
+        errors.extend(result.errors)
+        return result.html
+
+    parts = tuple(
+        RenderedPart(
+            id=part.id,
+            kind=part.kind,
+            points=part.points,
+            prompt_html=markdown(part.prompt),
+            unit=part.unit,
+            symbols=tuple(
+                RenderedSymbol(name, str((spec or {}).get("description", "")), (spec or {}).get("unit"))
+                for name, spec in part.symbols.items()
+            ),
+            rubric=tuple(
+                {"id": item.get("id", ""), "text_html": markdown(item.get("text", ""), inline=True)}
+                for item in part.rubric
+            ),
+            model_answer_html=markdown(str(part.raw.get("model_answer") or "")) if part.kind == "explain" else "",
+        )
+        for part in question.parts
+    )
+    with_answers = solution_context(context, reference_values(question, context))
+    return RenderedQuestion(
+        slug=question.slug,
+        title=question.title,
+        topic=question.topic.value,
+        topic_label=question.topic.label,
+        difficulty=question.difficulty,
+        seed=seed,
+        choices=dict(variant.choices),
+        statement_html=markdown(question.statement),
+        parts=parts,
+        hints_html=tuple(markdown(hint) for hint in question.hints),
+        solution_html=markdown(question.solution, with_answers),
+        followups_html=tuple(markdown(followup, inline=True) for followup in question.followups),
+        math_errors=tuple(errors),
+    )

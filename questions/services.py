@@ -1,0 +1,165 @@
+"""Everything that changes the question bank's rows.
+
+`sync_bank()` loads the bank files (what `manage.py sync_questions` runs);
+`question_save_text()` stores one question's YAML from any origin (a bank file, the
+admin's textarea, an uploaded file). Both validate first and store nothing invalid.
+
+The files are the source of truth, but a browser edit is not silently undone: a bank
+file creates a new version only when its text differs from the last version loaded
+from a file. So re-running the sync is a no-op, an edited file supersedes whatever is
+current, and a browser edit stays current until its file changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from questions.loader import Problem, bank_files, content_hash, display_path
+from questions.models import Question, QuestionVersion
+from questions.validation import FileReport, validate_paths, validate_text
+
+
+@dataclass
+class SaveResult:
+    """What storing one question's text did: `version` is None when nothing was stored
+    (`problems` says why, or the text was already current)."""
+
+    problems: list[Problem] = field(default_factory=list)
+    question: Question | None = None
+    version: QuestionVersion | None = None
+    created_version: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+@dataclass
+class SyncResult:
+    created: list[str] = field(default_factory=list)  # slugs of new questions
+    updated: list[str] = field(default_factory=list)  # slugs given a new version
+    unchanged: list[str] = field(default_factory=list)
+    failed: dict[str, list[Problem]] = field(default_factory=dict)  # file path -> problems
+    missing: list[str] = field(default_factory=list)  # stored slugs with no valid bank file (whole-bank sync)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+
+def question_save_text(
+    text: str,
+    *,
+    origin: str,
+    user=None,
+    source_path: str = "",
+    expected_slug: str | None = None,
+    release_new: bool = True,
+    report: FileReport | None = None,
+) -> SaveResult:
+    """Validate `text` and store it as the question's newest, current version.
+
+    `expected_slug` pins the question being edited (the admin's textarea may not turn one
+    question into another). A new question is created released or not per
+    `release_new`. Text identical to the current version stores nothing. `report` is a
+    validation already run on exactly this text (the bank sync validates files together).
+    """
+    report = report or validate_text(text, source_path or "<browser>")
+    if report.problems:
+        return SaveResult(problems=list(report.problems))
+    parsed = report.question
+    if expected_slug is not None and parsed.slug != expected_slug:
+        problem = Problem(report.path, report.lines.line_of(("slug",)), f"the slug must stay {expected_slug!r}")
+        return SaveResult(problems=[problem])
+    with transaction.atomic():
+        question, _ = Question.objects.select_for_update().get_or_create(
+            slug=parsed.slug,
+            defaults=_listing_fields(parsed) | {"is_released": release_new},
+        )
+        current = question.current_version
+        if current is not None and current.content_hash == content_hash(text):
+            return SaveResult(question=question, version=current)
+        version = _create_version(question, text, report.question.raw, origin, user, source_path)
+        for name, value in _listing_fields(parsed).items():
+            setattr(question, name, value)
+        question.current_version = version
+        question.updated_at = timezone.now()
+        question.save(update_fields=[*_listing_fields(parsed), "current_version", "updated_at"])
+    return SaveResult(question=question, version=version, created_version=True)
+
+
+def _listing_fields(parsed) -> dict:
+    return {
+        "topic": parsed.topic.value,
+        "difficulty": parsed.difficulty,
+        "seed_number": parsed.seed,
+        "title": parsed.title,
+        "summary": parsed.summary,
+        "part_kinds": [[part.id, part.kind] for part in parsed.parts],
+    }
+
+
+def _create_version(question: Question, text: str, data: dict, origin: str, user, source_path: str) -> QuestionVersion:
+    latest = question.versions.aggregate(latest=Max("number"))["latest"] or 0
+    return QuestionVersion.objects.create(
+        question=question,
+        number=latest + 1,
+        content_hash=content_hash(text),
+        source_text=text,
+        data=data,
+        origin=origin,
+        source_path=source_path,
+        created_by=user if user is not None and user.is_authenticated else None,
+    )
+
+
+def sync_bank(paths: list[Path] | None = None) -> SyncResult:
+    """Load bank files into the database; safe to run any number of times.
+
+    Every file is validated first (slugs must be unique across the files); a file with
+    problems is reported in `failed` and stores nothing, the others are still loaded.
+    """
+    whole_bank = paths is None
+    paths = bank_files() if whole_bank else [Path(path) for path in paths]
+    result = SyncResult()
+    reports = validate_paths(paths)
+    seen_slugs = set()
+    for path, report in zip(paths, reports):
+        if report.problems:
+            result.failed[report.path] = list(report.problems)
+            continue
+        slug = report.question.slug
+        seen_slugs.add(slug)
+        text = path.read_text(encoding="utf-8")
+        if _last_file_hash(slug) == content_hash(text):
+            result.unchanged.append(slug)
+            continue
+        existed = Question.objects.filter(slug=slug).exists()
+        saved = question_save_text(
+            text, origin=QuestionVersion.Origin.FILE, source_path=display_path(path), report=report
+        )
+        if saved.problems:  # only a race with another writer gets here
+            result.failed[report.path] = saved.problems
+        elif not existed:
+            result.created.append(slug)
+        elif saved.created_version:
+            result.updated.append(slug)
+        else:
+            result.unchanged.append(slug)
+    if whole_bank:
+        result.missing = list(Question.objects.exclude(slug__in=seen_slugs).values_list("slug", flat=True))
+    return result
+
+
+def _last_file_hash(slug: str) -> str | None:
+    return (
+        QuestionVersion.objects.filter(question__slug=slug, origin=QuestionVersion.Origin.FILE)
+        .order_by("-number")
+        .values_list("content_hash", flat=True)
+        .first()
+    )
