@@ -33,6 +33,13 @@ DECODE_FLOOR_YAML = textwrap.dedent(
         mistakes:
           - answer: floor * 8
             feedback: You counted bits, not bytes.
+      - id: why
+        kind: explain
+        prompt: Why does a real server run above this floor?
+        rubric:
+          - {id: kv, text: KV-cache reads grow with batch and context}
+          - {id: gaps, text: Launch gaps and host overhead between kernels}
+        model_answer: KV reads add bytes; launch gaps add time.
     hints:
       - Every weight crosses HBM once per step.
     solution: |

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 import grading
 from grading.models import Attempt
+from grading.signals import attempt_scored
 from grading.verdict import Verdict
 from questions.rendering import draw_variant
 from questions.schema import Question
@@ -113,7 +114,7 @@ def attempt_grade(attempt_id: int) -> Attempt:
     except SubmitRefused as refusal:
         return _attempt_fail(attempt, str(refusal))
     score = verdict.score * hint_factor(question.hint_cost, attempt.hints_used)
-    Attempt.objects.filter(id=attempt_id, status__in=unfinished).update(
+    written = Attempt.objects.filter(id=attempt_id, status__in=unfinished).update(
         status=Attempt.Status.GRADED,
         verdict=verdict.to_dict(),
         correct=verdict.correct,
@@ -121,6 +122,8 @@ def attempt_grade(attempt_id: int) -> Attempt:
         graded_at=timezone.now(),
     )
     attempt.refresh_from_db()
+    if written:  # only the delivery whose write landed reports the score
+        attempt_scored.send(sender=Attempt, attempt=attempt)
     return attempt
 
 
@@ -158,4 +161,5 @@ def attempt_self_assess(attempt: Attempt, ticked_ids: list[str]) -> Attempt:
     attempt.verdict = verdict
     attempt.score = fraction * hint_factor(question.hint_cost, attempt.hints_used)
     attempt.save(update_fields=["verdict", "score"])
+    attempt_scored.send(sender=Attempt, attempt=attempt)
     return attempt

@@ -27,16 +27,16 @@ class Line:
     last: float
 
 
-def history_lines(history: list[dict[str, float]], topics: list[tuple[str, str]], *, width: float = 560, height: float = 200) -> list[Line]:
-    """One polyline per topic with any mastery in the window; y grows downwards in SVG."""
-    if len(history) < 2:
-        return []
-    step = width / (len(history) - 1)
+def history_lines(history, topics: list[tuple[str, str]], *, start, end, width: float = 560, height: float = 200) -> list[Line]:
+    """One polyline per topic with any mastery in `history` ([(when, {topic: value})],
+    ascending), x placed by time between `start` and `end`; y grows downwards in SVG."""
+    span = max((end - start).total_seconds(), 1.0)
+    xs = [max(0.0, (when - start).total_seconds()) / span * width for when, _ in history]
     lines = []
     for index, (key, label) in enumerate(topics):
-        values = [day.get(key, 0.0) for day in history]
+        values = [values.get(key, 0.0) for _, values in history]
         if not any(values):
             continue
-        points = " ".join(f"{i * step:.1f},{height - v * height:.1f}" for i, v in enumerate(values))
+        points = " ".join(f"{x:.1f},{height - v * height:.1f}" for x, v in zip(xs, values))
         lines.append(Line(label, PALETTE[index % len(PALETTE)], points, values[-1]))
     return lines

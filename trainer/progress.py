@@ -83,11 +83,11 @@ def replay(questions: list[QuestionInfo], attempts: list[AttemptRow], until: dat
     for row in attempts:
         if until is not None and row.created_at > until:
             break
-        _apply(progress, row)
+        apply_attempt(progress, row)
     return progress
 
 
-def _apply(progress: dict[int, QuestionProgress], row: AttemptRow) -> None:
+def apply_attempt(progress: dict[int, QuestionProgress], row: AttemptRow) -> None:
     state = progress.get(row.question_id)
     if state is None:  # a question no longer released
         return
@@ -112,19 +112,6 @@ def mastery_by_topic(progress: dict[int, QuestionProgress], topics: list[str], n
         bucket[0] += weight * state.faded_score(now)
         bucket[1] += weight
     return {topic: (earned / possible if possible else 0.0) for topic, (earned, possible) in totals.items()}
-
-
-def mastery_history(questions, attempts, topics, days: list[datetime]) -> list[dict[str, float]]:
-    """Mastery per topic at each instant in `days` (ascending), in one pass over the
-    attempts (oldest first): the dashboard's history costs one replay, not one per day."""
-    progress = {info.id: QuestionProgress(info) for info in questions}
-    history, index = [], 0
-    for day in days:
-        while index < len(attempts) and attempts[index].created_at <= day:
-            _apply(progress, attempts[index])
-            index += 1
-        history.append(mastery_by_topic(progress, topics, day))
-    return history
 
 
 def next_question(progress: dict[int, QuestionProgress], mastery: dict[str, float], now: datetime) -> QuestionProgress | None:

@@ -4,9 +4,11 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from grading.models import Attempt
-from questions.rendering import render_markdown, render_question
-from questions.schema import AUTO_GRADED_KINDS, Question
+from questions.rendering import render_question
+from questions.schema import Question
 from trainer import progress as progress_model
+from trainer import services
+from trainer.models import MasterySnapshot, Progress
 
 
 STATUSES = ("new", "attempted", "solved", "due")
@@ -19,37 +21,10 @@ class QuestionRow:
     status: str  # one of STATUSES
 
 
-def _part_kinds(question) -> tuple[str, ...]:
-    return tuple(part["kind"] for part in question.current_version.data.get("parts", []))
-
-
-def question_infos(questions) -> list[progress_model.QuestionInfo]:
-    return [
-        progress_model.QuestionInfo(
-            id=question.id,
-            topic=question.topic,
-            difficulty=question.difficulty,
-            auto_parts=tuple(
-                part["id"] for part in question.current_version.data.get("parts", [])
-                if part["kind"] in AUTO_GRADED_KINDS
-            ),
-        )
-        for question in questions
-    ]
-
-
-def graded_attempt_rows(user) -> list[progress_model.AttemptRow]:
-    """Every graded attempt of `user`, oldest first, as plain rows (one query)."""
-    rows = (
-        Attempt.objects.filter(user=user, status=Attempt.Status.GRADED)
-        .order_by("created_at", "id")
-        .values_list("question_version__question_id", "part_id", "created_at", "score", "correct")
-    )
-    return [progress_model.AttemptRow(q, part, at, score or 0.0, correct) for q, part, at, score, correct in rows]
-
-
-def user_progress(user, questions, now):
-    return progress_model.replay(question_infos(questions), graded_attempt_rows(user), until=now)
+def user_progress(user, questions, now) -> dict:
+    """question id -> the pure model's progress state, from the stored rows (one query)."""
+    records = {record.question_id: record for record in Progress.objects.filter(user=user)}
+    return {q.id: services.progress_state(records.get(q.id), services.question_info(q)) for q in questions}
 
 
 def question_rows(*, user, questions, now, topic=None, difficulty=None, kind=None, status=None) -> list[QuestionRow]:
@@ -58,7 +33,7 @@ def question_rows(*, user, questions, now, topic=None, difficulty=None, kind=Non
     progress = user_progress(user, questions, now)
     rows = []
     for question in questions:
-        row = QuestionRow(question, _part_kinds(question), progress[question.id].status(now))
+        row = QuestionRow(question, tuple(kind for _, kind in question.part_kinds), progress[question.id].status(now))
         if topic and question.topic != topic:
             continue
         if difficulty and question.difficulty != difficulty:
@@ -88,7 +63,7 @@ def question_page(*, user, version, seed: int, hints_taken: int, gave_up: bool) 
         "question": rendered,
         "seed": seed,
         "parts": [
-            (part, latest.get(part.id), explain_review(question, latest.get(part.id))) for part in rendered.parts
+            (part, latest.get(part.id), explain_review(part, latest.get(part.id))) for part in rendered.parts
         ],
         "hints_shown": rendered.hints_html[:hints_taken],
         "hints_left": len(rendered.hints_html) - hints_taken,
@@ -102,17 +77,15 @@ def recent_attempts(*, limit: int):
     return Attempt.objects.select_related("user", "question_version__question")[:limit]
 
 
-def explain_review(question: Question, attempt) -> dict | None:
-    """For a recorded explanation: the model answer and the rubric to tick against it."""
-    if attempt is None or attempt.status != Attempt.Status.GRADED:
-        return None
-    part = question.part(attempt.part_id)
-    if part.kind != "explain":
+def explain_review(part, attempt) -> dict | None:
+    """For a recorded explanation: the model answer and the rubric to tick against it.
+    `part` is the rendered part (questions.rendering.RenderedPart) the attempt answered."""
+    if attempt is None or attempt.status != Attempt.Status.GRADED or part.kind != "explain":
         return None
     ticked = set((attempt.verdict or {}).get("rubric_ticked", ()))
     return {
-        "model_answer_html": render_markdown(part.raw.get("model_answer", "")).html,
-        "items": [(item["id"], item["text"], item["id"] in ticked) for item in part.rubric],
+        "model_answer_html": part.model_answer_html,
+        "items": [(item["id"], item["text_html"], item["id"] in ticked) for item in part.rubric],
         "assessed": "rubric_ticked" in (attempt.verdict or {}),
     }
 
@@ -120,33 +93,35 @@ def explain_review(question: Question, attempt) -> dict | None:
 def verdict_context(attempt, *, part_id: str, reading=None) -> dict:
     """What the verdict partial needs for one part's latest attempt (or an unread answer)."""
     review = None
-    if attempt is not None:
-        review = explain_review(Question.from_data(attempt.question_version.data), attempt)
+    if attempt is not None and attempt.status == Attempt.Status.GRADED:
+        question = Question.from_data(attempt.question_version.data)
+        if question.part(part_id).kind == "explain":
+            rendered = render_question(question, attempt.variant_seed)
+            review = explain_review(next(p for p in rendered.parts if p.id == part_id), attempt)
     return {"part_id": part_id, "attempt": attempt, "reading": reading, "review": review}
 
 
+
 def dashboard(*, user, questions, topics: list[tuple[str, str]], now, history_days: int = 30) -> dict:
-    """Mastery per topic now and at the end of each of the last `history_days` days, the
-    next question to practise, and counts; two queries (questions, attempts)."""
+    """Mastery per topic now, its history (one point per day practised in the last
+    `history_days` days, then now), the next question to practise, and counts."""
     questions = list(questions)
-    infos = question_infos(questions)
-    attempts = graded_attempt_rows(user)
+    progress = user_progress(user, questions, now)
     topic_keys = [key for key, _ in topics]
-    progress = progress_model.replay(infos, attempts, until=now)
     mastery = progress_model.mastery_by_topic(progress, topic_keys, now)
-    days = [now - timedelta(days=back) for back in range(history_days - 1, -1, -1)]
-    history = progress_model.mastery_history(infos, attempts, topic_keys, days)
+    since = (now - timedelta(days=history_days)).date()
+    snapshots = list(MasterySnapshot.objects.filter(user=user, day__gt=since).values_list("taken_at", "mastery"))
+    history = [(taken_at, values) for taken_at, values in snapshots] + [(now, mastery)]
     upcoming = progress_model.next_question(progress, mastery, now)
     by_id = {question.id: question for question in questions}
     statuses = [state.status(now) for state in progress.values()]
     return {
         "mastery": [(key, label, mastery.get(key, 0.0)) for key, label in topics],
         "history": history,
-        "history_days": days,
+        "history_start": now - timedelta(days=history_days),
         "next_question": by_id[upcoming.info.id] if upcoming else None,
         "next_reason": None if upcoming is None else upcoming.status(now),
         "counts": {status: statuses.count(status) for status in STATUSES},
-        "attempt_count": len(attempts),
     }
 
 

@@ -96,3 +96,28 @@ def test_unknown_part_is_refused(client, login_as, candidate, decode_question):
     login_as(candidate)
     response = client.post(reverse("submit-answer", args=["test-decode-floor", "nope"]), {"answer": "1"}, **HTMX)
     assert response.status_code == 400
+
+
+def test_explanation_is_recorded_then_self_assessed_against_the_rubric(client, login_as, candidate, decode_question):
+    login_as(candidate)
+    result = services.attempt_submit(
+        user=candidate, version=decode_question, part_id="why", seed=3, answer="Because KV reads grow."
+    )
+    services.attempt_grade(result.attempt.id)
+    poll = client.get(reverse("attempt-status", args=[result.attempt.id]), **HTMX)
+    body = poll.content.decode()
+    assert 'data-verdict="recorded"' in body
+    assert "KV reads add bytes" in body and 'value="kv"' in body and 'value="gaps"' in body
+
+    response = client.post(reverse("self-assess", args=[result.attempt.id]), {"item": ["kv"]}, **HTMX)
+    assert response.status_code == 200
+    attempt = Attempt.objects.get(id=result.attempt.id)
+    assert attempt.score == 0.5 and attempt.verdict["rubric_ticked"] == ["kv"]
+    assert client.post(reverse("self-assess", args=[result.attempt.id]), {"item": ["bogus"]}, **HTMX).status_code == 400
+
+
+def test_empty_explanation_costs_no_attempt(client, login_as, candidate, decode_question):
+    login_as(candidate)
+    response = client.post(reverse("submit-answer", args=["test-decode-floor", "why"]), {"answer": "   "}, **HTMX)
+    assert 'data-verdict="invalid"' in response.content.decode()
+    assert Attempt.objects.count() == 0

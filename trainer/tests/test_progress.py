@@ -70,13 +70,3 @@ def test_next_question_falls_back_to_the_easiest_new_one():
     mastery = mastery_by_topic(progress, ["roofline", "kv-cache"], T0)
     assert next_question(progress, mastery, T0).info is KV
 
-
-def test_history_in_one_pass_matches_replaying_each_day():
-    from trainer.progress import mastery_history
-
-    attempts = [row(EASY, "a", 0, 0.0, False), row(EASY, "a", 2, 1.0, True), row(KV, "a", 4, 1.0, True)]
-    days = [T0 + timedelta(days=d, hours=12) for d in range(6)]
-    topics = ["roofline", "kv-cache"]
-    expected = [mastery_by_topic(replay(QUESTIONS, attempts, until=day), topics, day) for day in days]
-    assert mastery_history(QUESTIONS, attempts, topics, days) == expected
-    assert expected[0]["roofline"] == 0.0 and expected[3]["roofline"] > 0.0

@@ -83,3 +83,16 @@ def test_exports_hold_every_attempt(client, login_as, candidate, other_candidate
     assert rows[0]["question"] == "test-decode-floor" and rows[0]["correct"] == "False"
     records = json.loads(client.get(reverse("export-attempts", args=["json"])).content)
     assert [record["answer"] for record in records] == ["1 s"]
+
+
+def test_rebuilding_progress_from_attempts_matches_the_incremental_record(candidate, decode_question):
+    from trainer.models import Progress
+    from trainer.services import progress_rebuild
+
+    for answer in ["1 s", "2 ms", "3 s"]:
+        _answer(candidate, decode_question, answer)
+    fields = ["part_scores", "attempted", "solved", "last_attempt_at", "review_box", "review_due_at"]
+    incremental = list(Progress.objects.filter(user=candidate).values(*fields))
+    progress_rebuild(candidate)
+    assert list(Progress.objects.filter(user=candidate).values(*fields)) == incremental
+    assert incremental[0]["attempted"] and incremental[0]["review_box"] == 0

@@ -74,7 +74,7 @@ def _filters(request) -> dict:
 def question_list(request):
     filters = _filters(request)
     rows = selectors.question_rows(
-        user=request.user, questions=visible_questions(request.user), now=timezone.now(), **filters
+        user=request.user, questions=visible_questions(request.user).select_related(None), now=timezone.now(), **filters
     )
     context = {
         "rows": rows, "filters": filters, "topics": Topic.choices, "kinds": KNOWN_KINDS,

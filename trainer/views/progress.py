@@ -24,10 +24,12 @@ EXPORT_FIELDS = [
 @login_required
 @permission_required("grading.submit_attempt", raise_exception=True)
 def dashboard(request):
-    data = selectors.dashboard(user=request.user, questions=released_questions(), topics=Topic.choices, now=timezone.now())
+    now = timezone.now()
+    questions = released_questions().select_related(None)  # listings need no version content
+    data = selectors.dashboard(user=request.user, questions=questions, topics=Topic.choices, now=now)
     data["bars"] = charts.mastery_bars(data["mastery"])
     data["chart_height"] = len(data["bars"]) * 26 + 8
-    data["lines"] = charts.history_lines(data["history"], Topic.choices)
+    data["lines"] = charts.history_lines(data["history"], Topic.choices, start=data["history_start"], end=now)
     return render(request, "trainer/dashboard.html", data)
 
 

@@ -1,0 +1,38 @@
+"""Practice progress, kept up to date as attempts are graded.
+
+Both tables are derived from the attempts (`manage.py rebuild_progress` recomputes them
+from scratch); they are stored so that the dashboard and the question browser read one
+row per question instead of replaying thousands of attempts on every page view.
+"""
+
+from django.conf import settings
+from django.db import models
+
+
+class Progress(models.Model):
+    """One candidate's standing on one question (see trainer.progress for the model)."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="progress")
+    question = models.ForeignKey("questions.Question", on_delete=models.CASCADE, related_name="+")
+    part_scores = models.JSONField(default=dict)
+    attempted = models.BooleanField(default=False)
+    solved = models.BooleanField(default=False)
+    last_attempt_at = models.DateTimeField(null=True)
+    review_box = models.PositiveSmallIntegerField(null=True)
+    review_due_at = models.DateTimeField(null=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "question"], name="unique_progress_per_question")]
+
+
+class MasterySnapshot(models.Model):
+    """Mastery per topic at the last graded answer of a day: the dashboard's history."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="mastery_snapshots")
+    day = models.DateField()
+    taken_at = models.DateTimeField()
+    mastery = models.JSONField(default=dict)
+
+    class Meta:
+        ordering = ["day"]
+        constraints = [models.UniqueConstraint(fields=["user", "day"], name="unique_snapshot_per_day")]
