@@ -6,9 +6,12 @@ attempt that points at a version keeps the exact question it answered after the 
 changes. `current_version` is the one candidates get now.
 """
 
+import json
+
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
+from django.utils.functional import cached_property
 
 from questions import schema
 
@@ -55,7 +58,9 @@ class QuestionVersion(models.Model):
     number = models.PositiveIntegerField()
     content_hash = models.CharField(max_length=64, help_text="SHA-256 of source_text.")
     source_text = models.TextField(help_text="The question file's YAML, exactly as loaded.")
-    data = models.JSONField(help_text="source_text parsed; questions.schema.Question.from_data reads it.")
+    # JSON text, not a JSONField: PostgreSQL's jsonb reorders mapping keys, and order is
+    # meaning here (derived values refer to earlier ones; params are drawn in order).
+    data_json = models.TextField(help_text="source_text parsed, as JSON text; `data` loads it.")
     origin = models.CharField(max_length=16, choices=Origin.choices)
     source_path = models.CharField(max_length=300, blank=True, help_text="The bank file, for file versions.")
     created_by = models.ForeignKey(
@@ -71,6 +76,11 @@ class QuestionVersion(models.Model):
 
     def __str__(self):
         return f"{self.question.slug} v{self.number}"
+
+    @cached_property
+    def data(self) -> dict:
+        """The parsed question, its mappings in file order (the JSON text column's loader)."""
+        return json.loads(self.data_json)
 
     def as_question(self) -> schema.Question:
         """The version's content as typed data (the JSON column's loader)."""

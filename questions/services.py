@@ -12,6 +12,8 @@ current, and a browser edit stays current until its file changes.
 
 from __future__ import annotations
 
+import json
+
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -111,7 +113,7 @@ def _create_version(question: Question, text: str, data: dict, origin: str, user
         number=latest + 1,
         content_hash=content_hash(text),
         source_text=text,
-        data=data,
+        data_json=json.dumps(data),
         origin=origin,
         source_path=source_path,
         created_by=user if user is not None and user.is_authenticated else None,

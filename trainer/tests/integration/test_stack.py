@@ -21,10 +21,10 @@ def _reference(pg, seed):
     from questions.schema import Question
 
     data = pg.execute(
-        "SELECT v.data FROM questions_questionversion v JOIN questions_question q ON q.current_version_id = v.id "
+        "SELECT v.data_json FROM questions_questionversion v JOIN questions_question q ON q.current_version_id = v.id "
         "WHERE q.slug = 'test-decode-floor'"
     ).fetchone()[0]
-    question = Question.from_data(data)
+    question = Question.from_data(json.loads(data))
     kind = grading.get_kind("numeric")
     return kind.reference_answer(kind.load_spec(question.part("floor").raw), draw_variant(question, seed).context)
 
