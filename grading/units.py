@@ -108,7 +108,7 @@ _UNIT_TABLE: list[tuple[tuple[str, ...], object, str]] = [
     (("TFLOP",), _unit("teraFLOP"), "10^12 FLOP"),
     (("PFLOP",), _unit("petaFLOP"), "10^15 FLOP"),
     (("EFLOP",), _unit("exaFLOP"), "10^18 FLOP"),
-    (("token", "tokens"), _unit("token"), "tokens"),
+    (("token", "tokens", "tok"), _unit("token"), "tokens"),
     (("W", "watt", "watts"), _unit("watt"), "watts"),
     (("kW",), _unit("kilowatt"), "kilowatts"),
     (("MW",), _unit("megawatt"), "megawatts"),
@@ -129,10 +129,20 @@ _UNIT_TABLE: list[tuple[tuple[str, ...], object, str]] = [
     (("M", "million"), 1e6, "million"),
     (("billion",), 1e9, "billion"),
     (("trillion",), 1e12, "trillion"),
+    # "1.43x" and "1.43×" (normalized to x) are how people write a ratio.
+    (("x",), 1.0, "times (a ratio)"),
+    # Nouns that only say what is being counted: "16 GPUs" is the count 16.
+    (("GPU", "GPUs", "node", "nodes", "replica", "replicas", "request", "requests", "req",
+      "sequence", "sequences", "seq", "seqs", "layer", "layers", "expert", "experts",
+      "block", "blocks", "step", "steps", "user", "users", "SM", "SMs", "warp", "warps"),
+     1.0, "a count"),
 ]
 
 # Multipliers that say "how many", not "of what": "1.2k" is still a bare number.
-COUNT_WORDS = frozenset({"k", "K", "thousand", "M", "million", "billion", "trillion"})
+COUNT_WORDS = frozenset(
+    {"k", "K", "thousand", "M", "million", "billion", "trillion", "x"}
+    | {name for names, value, words in _UNIT_TABLE if words == "a count" for name in names}
+)
 
 UNIT_NAMES: dict[str, UnitName] = {
     name: UnitName(name, value, words)

@@ -139,3 +139,19 @@ class AnswerKind(ABC):
     def mistake_answers(self, spec: PartSpec, context: Mapping) -> list[tuple[str, str]]:
         """For each listed mistake, a candidate-style text and the feedback ``grade``
         must give for it. Validation checks each pair."""
+
+
+def render_feedback(text: str, context) -> str:
+    """An author's feedback with its ``{{ }}`` templates filled for this variant.
+
+    Feedback is written like the rest of a question; a template that fails to render
+    (validation reports it) falls back to the raw text rather than hiding the feedback.
+    """
+    if "{{" not in text:
+        return text
+    from grading.templating import TemplateError, render_template
+
+    try:
+        return render_template(text, context)
+    except TemplateError:
+        return text

@@ -51,6 +51,7 @@ from grading.expressions.symbolic import (
 from grading.expressions.syntax import Name
 from grading.kinds.base import (
     AnswerKind,
+    render_feedback,
     MistakeSpec,
     PartSpec,
     SpecError,
@@ -326,7 +327,7 @@ class FormulaKind(AnswerKind):
         if (candidate_dimension is not None and reference_dimension is not None
                 and candidate_dimension != reference_dimension):
             if mistake:
-                return Verdict(valid=True, correct=False, score=0.0, feedback=mistake[1],
+                return Verdict(valid=True, correct=False, score=0.0, feedback=render_feedback(mistake[1], context),
                                mistake=mistake[0], **shown)
             return Verdict(
                 valid=True, correct=False, score=0.0, mistake="wrong-dimension",
@@ -348,7 +349,7 @@ class FormulaKind(AnswerKind):
                                     "is not the same formula: look for an extra small term.",
                            **shown)
         if mistake:
-            return Verdict(valid=True, correct=False, score=0.0, feedback=mistake[1],
+            return Verdict(valid=True, correct=False, score=0.0, feedback=render_feedback(mistake[1], context),
                            mistake=mistake[0], **shown)
         if all(value is None for value in candidate_values):
             return Verdict(valid=True, correct=False, score=0.0, mistake="undefined",
@@ -381,7 +382,7 @@ class FormulaKind(AnswerKind):
         return spec.answer
 
     def mistake_answers(self, spec: FormulaSpec, context: Mapping) -> list[tuple[str, str]]:
-        return [(mistake.answer, mistake.feedback) for mistake in spec.mistakes]
+        return [(mistake.answer, render_feedback(mistake.feedback, context)) for mistake in spec.mistakes]
 
 
 def _split_into_symbols(word: str, allowed: list[str]) -> list[str] | None:

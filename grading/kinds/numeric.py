@@ -23,6 +23,7 @@ import pint
 from grading.expressions import ExpressionError, evaluate, parse_trusted, read_quantity
 from grading.kinds.base import (
     AnswerKind,
+    render_feedback,
     MistakeSpec,
     PartSpec,
     SpecError,
@@ -33,6 +34,7 @@ from grading.kinds.base import (
 )
 from grading.registry import register
 from grading.units import (
+    ureg,
     DisplayUnit,
     describe_dimension,
     dimensionality_of,
@@ -93,6 +95,7 @@ class NumericSpec(PartSpec):
 class _Reading:
     magnitude: float  # in the part's unit
     interpreted: str
+    bare: bool = False  # no unit given: read in the part's unit
 
 
 def _percent(fraction: float) -> str:
@@ -187,7 +190,7 @@ class NumericKind(AnswerKind):
         return [
             (self._as_text(spec, self._magnitude(spec, mistake.answer, context,
                                                  f"mistakes[{index}].answer")),
-             mistake.feedback)
+             render_feedback(mistake.feedback, context))
             for index, mistake in enumerate(spec.mistakes)
         ]
 
@@ -228,7 +231,10 @@ class NumericKind(AnswerKind):
         if not isinstance(value, pint.Quantity) and not read.has_units and unit.text:
             shown = f"{read.text} → {unit.format(value * unit.scale, 4)}"
             return _Reading(float(value), f"{shown} (no unit given: read in "
-                                          f"{unit.text}){notes}")
+                                          f"{unit.text}){notes}", bare=True)
+        value, token_note = _tokens_as_counts(value, unit)
+        if token_note:
+            notes = f"{notes} ({token_note})" if notes else f" ({token_note})"
         if dimensionality_of(value) != unit.dimensionality:
             given = describe_dimension(dimensionality_of(value))
             wanted = describe_dimension(unit.dimensionality)
@@ -262,11 +268,17 @@ class NumericKind(AnswerKind):
                  "expected": self.expected_text(spec, context)}
         if _within(answer, reference, spec.rtol, spec.atol):
             return Verdict(valid=True, correct=True, score=1.0, feedback="Correct.", **shown)
+        if reading.bare and spec.unit.text in ("%", "percent") and _within(answer * 100, reference, spec.rtol, spec.atol):
+            # "0.25" or "16/64" for a percentage: a fraction, as people often write one.
+            shown["interpreted"] = f"{shown['interpreted']}; read as a fraction: {answer * 100:.4g}%"
+            shown["interpreted_html"] = html.escape(shown["interpreted"])
+            return Verdict(valid=True, correct=True, score=1.0, feedback="Correct (read as a fraction).", **shown)
         for index, mistake in enumerate(spec.mistakes):
             value = self._magnitude(spec, mistake.answer, context, f"mistakes[{index}].answer")
             if _within(answer, value, spec.rtol, spec.atol):
                 return Verdict(valid=True, correct=False, score=0.0,
-                               feedback=mistake.feedback, mistake=f"mistakes[{index}]",
+                               feedback=render_feedback(mistake.feedback, context),
+                               mistake=f"mistakes[{index}]",
                                **shown)
         slip = self._classic_slip(spec, answer, reference)
         score, band_feedback = 0.0, f"Not within {_percent(spec.rtol)} of the reference."
@@ -289,7 +301,10 @@ class NumericKind(AnswerKind):
                                  else ())
         best = None
         for slip_ratio, slip_id, feedback in slips:
-            if not _within(ratio, slip_ratio, spec.rtol, 0.0):
+            # A slip must explain the answer better than "just outside the tolerance":
+            # near 1 (1.024, 1.074) the band shrinks to a third of the distance from 1.
+            band = min(spec.rtol, abs(slip_ratio - 1) / 3) if slip_ratio > 0 else spec.rtol
+            if not _within(ratio, slip_ratio, band, 0.0):
                 continue
             distance = abs(math.log(abs(ratio)) - math.log(abs(slip_ratio)))
             if (ratio > 0) != (slip_ratio > 0):
@@ -297,6 +312,20 @@ class NumericKind(AnswerKind):
             if best is None or distance < best[0]:
                 best = (distance, slip_id, feedback)
         return (best[1], best[2]) if best else None
+
+
+def _tokens_as_counts(value, unit):
+    """Tokens are a dimension so that sizes and rates read clearly, but a number of tokens
+    is also just a count: when the answer differs from the part's unit only by powers of
+    `token` ("295 tokens" for a batch size, "417/s" for tokens/s), read it as that count.
+    Returns (value, note or None)."""
+    difference = dimensionality_of(value) / unit.dimensionality
+    if set(difference) != {"[token]"}:
+        return value, None
+    adjusted = value / ureg.token ** difference["[token]"]
+    if isinstance(adjusted, pint.Quantity) and adjusted.dimensionless:
+        adjusted = float(adjusted.to("dimensionless").magnitude)
+    return adjusted, "tokens read as a count"
 
 
 def _same_reading(typed: str, shown: str) -> bool:

@@ -79,7 +79,8 @@ def test_percent_slip_only_for_percent_parts():
     part = {"id": "u", "kind": "numeric", "answer": "utilization", "unit": "%"}
     assert grade("42%", part).correct
     assert grade("42", part).correct  # read in the part's unit
-    assert grade("0.42", part).mistake == "slip:percent-vs-fraction"
+    assert grade("0.42", part).correct  # a bare fraction for a percentage
+    assert grade("4200", part).mistake == "slip:percent-vs-fraction"
 
 
 @pytest.mark.parametrize(
@@ -185,3 +186,34 @@ def test_tight_tolerances_are_not_reported_as_zero_percent():
     from grading.kinds.numeric import _percent
 
     assert _percent(0.001) == "0.1%" and _percent(0.03) == "3%"
+
+
+def test_an_answer_just_outside_tolerance_is_not_blamed_on_binary_prefixes():
+    import grading
+
+    part = {"id": "t", "kind": "numeric", "answer": "11.6 * ms", "unit": "ms"}
+    verdict = grading.grade(part, "12 ms", {})
+    assert verdict.correct is False and verdict.mistake is None
+    sized = {"id": "s", "kind": "numeric", "answer": "100 * GB", "unit": "GB"}
+    assert grading.grade(sized, "93.13 GB", {}).mistake == "slip:binary-vs-decimal"  # 100 GB in GiB
+
+
+@pytest.mark.parametrize(("answer", "unit", "reference"), [
+    ("417/s", "tokens/s", "417 * token/s"),
+    ("417 tok/s", "tokens/s", "417 * token/s"),
+    ("295 tokens", "", "295"),
+    ("1.43x", "", "1.43"),
+])
+def test_counts_of_tokens_and_ratios_read_as_people_write_them(answer, unit, reference):
+    import grading
+
+    verdict = grading.grade({"id": "c", "kind": "numeric", "answer": reference, "unit": unit}, answer, {})
+    assert verdict.valid and verdict.correct, verdict.feedback
+
+
+def test_mistake_feedback_is_filled_in_for_the_variant():
+    import grading
+
+    part = {"id": "f", "kind": "numeric", "answer": "n * 2", "unit": "",
+            "mistakes": [{"answer": "n", "feedback": "You split it {{ n }} ways."}]}
+    assert grading.grade(part, "7", {"n": 7}).feedback == "You split it 7 ways."
