@@ -1,0 +1,125 @@
+"""Latency and throughput of the sandbox on a small torch solution.
+
+Runs a solution that imports torch, does a little attention arithmetic and writes an
+.npy to /sandbox/out, through grading.sandbox.run_python as the judge calls it, in these
+modes (each with 1 and 2 concurrent callers, threads in one process as in a worker):
+
+  cold     warm=False: a fresh interpreter per run, torch imported by the solution.
+  warm     warm=True, back to back: runs as fast as they return, so the pool's
+           refilling (a torch import per run) competes with them; when the pool is
+           empty a run waits up to 5 s for the interpreter being started, then starts cold.
+  paced    warm=True, each run starts once a warm interpreter is ready (the time
+           waited is not counted): the latency a candidate sees when the queue is not
+           saturated.
+
+Prints, per mode: median and p99 of the end-to-end wall time of run_python, the mean of
+the sandbox's own wall time for the job, throughput (runs per second of elapsed time;
+not meaningful for paced) and how many runs found torch already imported (warm hits).
+Target: median under 1 s. Needs the sandbox (scripts/setup-sandbox) and root.
+
+    .venv/bin/python bench/bench_sandbox.py [--runs 10] [--modes cold,warm,paced]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from grading.sandbox import Limits, Status, run_python, sandbox_available  # noqa: E402
+from grading.sandbox import pool as warm_pool  # noqa: E402
+
+SOLUTION = b"""\
+import sys
+preloaded = "torch" in sys.modules
+import numpy as np
+import torch
+
+def attention(q, k, v):
+    scores = q @ k.transpose(-1, -2) / q.shape[-1] ** 0.5
+    return torch.softmax(scores, dim=-1) @ v
+
+torch.manual_seed(0)
+q, k, v = (torch.randn(4, 64, 32) for _ in range(3))
+out = attention(q, k, v)
+np.save("/sandbox/out/result.npy", out.numpy())
+print(preloaded, float(out.sum()))
+"""
+# Generous enough that a cold torch import on a busy machine is not a time limit.
+LIMITS = Limits(cpu_seconds=30, wall_seconds=60)
+
+
+def one_run(warm: bool) -> tuple[float, float, bool]:
+    started = time.monotonic()
+    result = run_python(files={"solution.py": SOLUTION}, entry="solution.py", limits=LIMITS,
+                        warm=warm)
+    elapsed = time.monotonic() - started
+    if result.status != Status.OK or "result.npy" not in result.files:
+        raise RuntimeError(f"benchmark run failed: {result.status} {result.note}\n{result.stderr}")
+    return elapsed, result.wall_seconds, result.stdout.startswith("True")
+
+
+def measure(mode: str, callers: int, runs: int) -> dict:
+    warm = mode != "cold"
+    pool = warm_pool.get_pool() if warm else None
+    if warm and (pool is None or not pool.wait_ready(pool.size, timeout=180)):
+        raise RuntimeError("the warm pool did not fill")
+    samples: list[tuple[float, float, bool]] = []
+    lock = threading.Lock()
+
+    def caller(count: int) -> None:
+        for _ in range(count):
+            if mode == "paced":
+                pool.wait_ready(1, timeout=180)
+            sample = one_run(warm)
+            with lock:
+                samples.append(sample)
+
+    shares = [runs // callers + (1 if i < runs % callers else 0) for i in range(callers)]
+    started = time.monotonic()
+    with ThreadPoolExecutor(callers) as executor:
+        for future in [executor.submit(caller, share) for share in shares]:
+            future.result()
+    elapsed = time.monotonic() - started
+    totals = sorted(sample[0] for sample in samples)
+    return {
+        "mode": mode, "callers": callers, "runs": len(samples),
+        "median": statistics.median(totals),
+        "p99": totals[min(len(totals) - 1, round(0.99 * (len(totals) - 1)))],
+        "inside": statistics.fmean(sample[1] for sample in samples),
+        "throughput": len(samples) / elapsed,
+        "warm_hits": sum(sample[2] for sample in samples),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=10, help="runs per mode and caller count")
+    parser.add_argument("--modes", default="cold,warm,paced")
+    parser.add_argument("--callers", default="1,2", help="concurrent callers to try")
+    options = parser.parse_args()
+    ok, reason = sandbox_available()
+    if not ok:
+        print(f"sandbox unavailable: {reason}", file=sys.stderr)
+        return 1
+    one_run(False)  # fill the page cache: the first torch import reads ~1 GB of files
+    print(f"{'mode':<7}{'callers':>8}{'runs':>6}{'median s':>10}{'p99 s':>8}"
+          f"{'inside s':>10}{'runs/s':>8}{'warm hits':>11}")
+    for mode in options.modes.split(","):
+        for callers in (int(c) for c in options.callers.split(",")):
+            row = measure(mode, callers, options.runs)
+            print(f"{row['mode']:<7}{row['callers']:>8}{row['runs']:>6}{row['median']:>10.3f}"
+                  f"{row['p99']:>8.3f}{row['inside']:>10.3f}{row['throughput']:>8.2f}"
+                  f"{row['warm_hits']:>7}/{row['runs']:<3}", flush=True)
+    warm_pool.shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
