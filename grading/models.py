@@ -22,6 +22,7 @@ class Attempt(models.Model):
         "questions.QuestionVersion", on_delete=models.PROTECT, related_name="attempts"
     )
     part_id = models.CharField(max_length=64)
+    part_kind = models.CharField(max_length=16, blank=True, help_text="numeric, formula, explain, code, ...")
     variant_seed = models.PositiveIntegerField()
     answer = models.TextField()
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)

@@ -7,6 +7,7 @@ stores them and moves each attempt through its states.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.db import transaction
 from django.db.models import F
@@ -22,7 +23,12 @@ from questions.schema import Question
 # A delivery that finds the attempt already claimed this many times gives up on it: a
 # task that keeps killing its worker must end as FAILED, never stay RUNNING.
 MAX_GRADING_TRIES = 3
-QUEUED_KINDS = frozenset({"numeric", "formula", "explain"})
+QUEUED_KINDS = frozenset({"numeric", "formula", "explain", "code"})
+# Sandboxed runs are expensive: one user may have this many waiting or running, and
+# start this many per minute; beyond that the answer is refused (costing nothing).
+SANDBOXED_KINDS = frozenset({"code", "kernel"})
+MAX_UNFINISHED_RUNS = 2
+MAX_RUNS_PER_MINUTE = 6
 
 
 class SubmitRefused(Exception):
@@ -71,11 +77,16 @@ def attempt_submit(
     reading = grading.interpret(part.raw, answer, context)
     if not reading.valid:
         return SubmitResult(reading, None)
+    if part.kind in SANDBOXED_KINDS:
+        refusal = check_run_rate(user)
+        if refusal:
+            return SubmitResult(Verdict(valid=False, correct=False, score=0.0, feedback=refusal), None)
     with transaction.atomic():
         attempt = Attempt.objects.create(
             user=user,
             question_version=version,
             part_id=part_id,
+            part_kind=part.kind,
             variant_seed=seed,
             answer=answer,
             hints_used=hints_used,
@@ -83,6 +94,18 @@ def attempt_submit(
         )
         transaction.on_commit(lambda: _enqueue(attempt.id))
     return SubmitResult(reading, attempt)
+
+
+def check_run_rate(user) -> str | None:
+    """Why `user` may not start another sandboxed run now, or None."""
+    mine = Attempt.objects.filter(user=user, part_kind__in=SANDBOXED_KINDS)
+    unfinished = mine.filter(status__in=[Attempt.Status.QUEUED, Attempt.Status.RUNNING]).count()
+    if unfinished >= MAX_UNFINISHED_RUNS:
+        return f"you already have {unfinished} submissions being graded; wait for their verdicts"
+    recent = mine.filter(created_at__gte=timezone.now() - timedelta(minutes=1)).count()
+    if recent >= MAX_RUNS_PER_MINUTE:
+        return f"at most {MAX_RUNS_PER_MINUTE} submissions a minute; try again shortly"
+    return None
 
 
 def _enqueue(attempt_id: int) -> None:

@@ -63,7 +63,9 @@ def question_page(*, user, version, seed: int, hints_taken: int, gave_up: bool) 
         "question": rendered,
         "seed": seed,
         "parts": [
-            (part, latest.get(part.id), explain_review(part, latest.get(part.id))) for part in rendered.parts
+            (part, latest.get(part.id), explain_review(part, latest.get(part.id)),
+             question.part(part.id).raw.get("starter", ""))
+            for part in rendered.parts
         ],
         "hints_shown": rendered.hints_html[:hints_taken],
         "hints_left": len(rendered.hints_html) - hints_taken,
