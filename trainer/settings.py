@@ -31,6 +31,7 @@ INSTALLED_APPS = [
     "trainer",
     "questions",
     "grading",
+    "trainer.interviews",
 ]
 
 MIDDLEWARE = [

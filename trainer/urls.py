@@ -23,5 +23,6 @@ urlpatterns = [
     path("me/", progress.dashboard, name="dashboard"),
     re_path(r"^me/attempts\.(?P<fmt>csv|json)$", progress.export_attempts, name="export-attempts"),
     path("author/", include("questions.urls")),
+    path("interviews/", include("trainer.interviews.urls")),
     path("admin/", admin.site.urls),
 ]

@@ -1,0 +1,312 @@
+"""Reads behind the interview pages, and the access rules they all share.
+
+Who sees what (the rules live here and nowhere else):
+- a candidate sees only the interviews they are the candidate of;
+- an interviewer sees the interviews they created or were added to (the panel);
+- an admin sees every interview.
+Lookups for a user who may not see an interview raise Interview.DoesNotExist, so views
+answer 404 and do not reveal that it exists.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.db.models import Count, Q, QuerySet
+from django.utils import timezone
+
+from grading.models import Attempt
+from questions.rendering import render_question
+from questions.schema import AUTO_GRADED_KINDS, Question
+from trainer.interviews.models import Interview, InterviewAttempt, InterviewEvent, InterviewQuestion, Scorecard
+
+# Conducting interviews is the interviewer role's permission; seeing all of them is the
+# admin role's. trainer/roles.py has no interview-specific permissions yet, so these name
+# the permissions that tell those roles apart today.
+CONDUCT_PERMISSION = "grading.review_attempts"
+OVERSEE_PERMISSION = "questions.author_questions"
+EDITOR_KINDS = ("code",)  # parts answered in the code editor, whose typing is recorded
+ANSWER_KINDS = ("numeric", "formula", "explain", "code")
+SOURCE_EVENT_KINDS = (InterviewEvent.Kind.CODE_SNAPSHOT, InterviewEvent.Kind.CODE_RUN, InterviewEvent.Kind.ANSWER)
+
+
+# --- Access ------------------------------------------------------------------------------
+
+def can_conduct_interviews(user) -> bool:
+    return bool(user.is_authenticated and user.has_perm(CONDUCT_PERMISSION))
+
+
+def sees_all_interviews(user) -> bool:
+    return bool(user.is_authenticated and user.has_perm(OVERSEE_PERMISSION))
+
+
+def is_on_panel(user, interview: Interview) -> bool:
+    """The creator, an added interviewer, or an admin."""
+    if not user.is_authenticated:
+        return False
+    if interview.created_by_id == user.id or sees_all_interviews(user):
+        return True
+    return interview.interviewers.filter(id=user.id).exists()
+
+
+def panel_interviews(user) -> QuerySet[Interview]:
+    """The interviews `user` may watch, review and score."""
+    if sees_all_interviews(user):
+        return Interview.objects.all()
+    if not can_conduct_interviews(user):
+        return Interview.objects.none()
+    ids = Interview.objects.filter(Q(created_by=user) | Q(interviewers=user)).values("id")
+    return Interview.objects.filter(id__in=ids)
+
+
+def candidate_interviews(user) -> QuerySet[Interview]:
+    return Interview.objects.filter(candidate=user) if user.is_authenticated else Interview.objects.none()
+
+
+def get_panel_interview(user, interview_id: int) -> Interview:
+    return panel_interviews(user).select_related("created_by", "candidate").get(id=interview_id)
+
+
+def get_candidate_interview(user, interview_id: int) -> Interview:
+    return candidate_interviews(user).get(id=interview_id)
+
+
+def get_interview_question(interview: Interview, position: int) -> InterviewQuestion:
+    return InterviewQuestion.objects.select_related("question_version").get(interview=interview, position=position)
+
+
+def interview_rows(queryset: QuerySet[Interview]) -> list[Interview]:
+    """Interviews for a list page, with their people and question counts (one query)."""
+    return list(
+        queryset.select_related("created_by", "candidate").annotate(question_count=Count("questions")).order_by(
+            "-created_at", "-id"
+        )
+    )
+
+
+# --- Small reads the services need --------------------------------------------------------
+
+def hints_taken(question: InterviewQuestion) -> int:
+    return InterviewEvent.objects.filter(question=question, kind=InterviewEvent.Kind.HINT).count()
+
+
+def time_on_question(question: InterviewQuestion) -> timedelta | None:
+    """From the first time the candidate opened the question until now."""
+    first = (
+        InterviewEvent.objects.filter(question=question, kind=InterviewEvent.Kind.QUESTION_OPENED)
+        .order_by("sequence").values_list("at", flat=True).first()
+    )
+    return None if first is None else max(timedelta(0), timezone.now() - first)
+
+
+def last_editor_source(question: InterviewQuestion, part_id: str) -> str | None:
+    """The newest code the record holds for a code part (snapshot, run or submission)."""
+    event = (
+        InterviewEvent.objects.filter(question=question, part_id=part_id, kind__in=SOURCE_EVENT_KINDS)
+        .order_by("-sequence").only("data", "kind").first()
+    )
+    if event is None:
+        return None
+    return event.data.get("source", event.data.get("answer"))
+
+
+def rubric_tick_value(question_id: int, part_id: str, item_id: str) -> str:
+    """How a scorecard form names one rubric item."""
+    return f"{question_id}/{part_id}/{item_id}"
+
+
+def rubric_item_keys(interview: Interview) -> set[tuple[int, str, str]]:
+    """(interview question id, part id, item id) of every explain part's rubric item."""
+    keys = set()
+    for interview_question in interview.questions.select_related("question_version"):
+        question = Question.from_data(interview_question.question_version.data)
+        for part in question.parts:
+            keys.update((interview_question.id, part.id, item.get("id", "")) for item in part.rubric)
+    return keys
+
+
+# --- The candidate's room -------------------------------------------------------------------
+
+@dataclass
+class RoomPart:
+    part: object  # questions.rendering.RenderedPart
+    attempt: Attempt | None  # the latest one
+    editor_source: str = ""  # code parts: what the editor shows (resumes where they were)
+    answerable: bool = True
+
+
+def _latest_attempts(question: InterviewQuestion) -> dict[str, Attempt]:
+    latest: dict[str, Attempt] = {}
+    links = InterviewAttempt.objects.filter(question=question).select_related("attempt__question_version")
+    for link in sorted(links, key=lambda link: (link.attempt.created_at, link.attempt.id)):
+        latest[link.attempt.part_id] = link.attempt
+    return latest
+
+
+def last_opened_position(interview: Interview) -> int | None:
+    return (
+        InterviewEvent.objects.filter(interview=interview, kind=InterviewEvent.Kind.QUESTION_OPENED)
+        .order_by("-sequence").values_list("question__position", flat=True).first()
+    )
+
+
+def room(interview: Interview, question: InterviewQuestion) -> dict:
+    """What the candidate's page shows for one question: the question (no solution until
+    the end, and only if allowed), the latest verdict per part, the hints taken, and the
+    editor's last recorded content, so a reconnecting candidate resumes where they were."""
+    schema = Question.from_data(question.question_version.data)
+    rendered = render_question(schema, question.variant_seed)
+    latest = _latest_attempts(question)
+    parts = []
+    for part in rendered.parts:
+        source = ""
+        if part.kind in EDITOR_KINDS:
+            source = last_editor_source(question, part.id)
+            if source is None:
+                source = str(schema.part(part.id).raw.get("starter") or "")
+        parts.append(RoomPart(part, latest.get(part.id), source, part.kind in ANSWER_KINDS))
+    taken = hints_taken(question)
+    return {
+        "interview": interview,
+        "current": question,
+        "positions": list(interview.questions.values_list("position", flat=True)),
+        "question": rendered,
+        "parts": parts,
+        "hints_shown": rendered.hints_html[:taken] if interview.hints_allowed else (),
+        "hints_left": len(rendered.hints_html) - taken if interview.hints_allowed else 0,
+        "show_solution": interview.is_closed and interview.solutions_allowed,
+    }
+
+
+# --- The panel's pages -------------------------------------------------------------------------
+
+@dataclass
+class TimelineEntry:
+    event: InterviewEvent
+    question: InterviewQuestion | None
+    question_title: str = ""
+    attempt: Attempt | None = None  # answers: the attempt as it stands now
+    started_at: datetime | None = None  # the interview's start, for `offset`
+    diff: list[str] = field(default_factory=list)  # code submissions: against the previous one
+
+    @property
+    def offset(self) -> str:
+        """Time since the interview started ("+12:05"), or "" before it started."""
+        if self.started_at is None or self.event.at < self.started_at:
+            return ""
+        seconds = int((self.event.at - self.started_at).total_seconds())
+        return f"+{seconds // 60:02d}:{seconds % 60:02d}"
+
+
+def _question_map(interview: Interview) -> dict[int, tuple[InterviewQuestion, Question]]:
+    questions = interview.questions.select_related("question_version__question")
+    return {iq.id: (iq, Question.from_data(iq.question_version.data)) for iq in questions}
+
+
+def timeline(interview: Interview, *, include_snapshots: bool = False) -> list[TimelineEntry]:
+    """The record in order, each event with its question and (for answers) its attempt.
+    Editor snapshots are many and are left out unless asked for. Four queries."""
+    questions = _question_map(interview)
+    events = InterviewEvent.objects.filter(interview=interview).select_related("actor").order_by("sequence")
+    if not include_snapshots:
+        events = events.exclude(kind=InterviewEvent.Kind.CODE_SNAPSHOT)
+    events = list(events)
+    attempt_ids = [event.data["attempt_id"] for event in events if event.kind == InterviewEvent.Kind.ANSWER]
+    attempts = Attempt.objects.in_bulk(attempt_ids)
+    entries = []
+    for event in events:
+        iq, schema = questions.get(event.question_id, (None, None))
+        attempt = attempts.get(event.data.get("attempt_id")) if event.kind == InterviewEvent.Kind.ANSWER else None
+        entries.append(TimelineEntry(event, iq, schema.title if schema else "", attempt, interview.started_at))
+    return entries
+
+
+def timeline_after(interview: Interview, sequence: int) -> bool:
+    """Whether anything was recorded after event `sequence` (the live view's cheap check)."""
+    return interview.last_sequence > sequence
+
+
+def monitor(interview: Interview) -> dict:
+    """The panel's live page: every question with its solution, the invitation, the record."""
+    rendered = [
+        (iq, render_question(Question.from_data(iq.question_version.data), iq.variant_seed))
+        for iq in interview.questions.select_related("question_version")
+    ]
+    return {
+        "interview": interview,
+        "questions": rendered,
+        "panel": list(interview.interviewers.all()),
+        "entries": timeline(interview),
+        "snapshot_count": InterviewEvent.objects.filter(
+            interview=interview, kind=InterviewEvent.Kind.CODE_SNAPSHOT
+        ).count(),
+    }
+
+
+def visible_scorecards(interview: Interview, user) -> list[Scorecard]:
+    """Submitted scorecards, and `user`'s own draft: a draft is private to its author."""
+    return list(
+        Scorecard.objects.filter(interview=interview)
+        .filter(Q(status=Scorecard.Status.SUBMITTED) | Q(interviewer=user))
+        .select_related("interviewer").prefetch_related("ticks")
+    )
+
+
+@dataclass(frozen=True)
+class PartScore:
+    part_id: str
+    kind: str
+    points: float
+    attempt: Attempt | None
+    answers: int  # how many readable answers were submitted
+    rubric: tuple[dict, ...] = ()  # explain parts: {"id", "text_html", "tick"} per item
+
+
+@dataclass(frozen=True)
+class QuestionScore:
+    question: InterviewQuestion
+    title: str
+    parts: tuple[PartScore, ...]
+
+    @property
+    def auto_score(self) -> float | None:
+        """Points-weighted share of the auto-graded parts' latest scores; None if none."""
+        graded = [part for part in self.parts if part.kind in AUTO_GRADED_KINDS]
+        total = sum(part.points for part in graded)
+        if not total:
+            return None
+        earned = sum(part.points * ((part.attempt.score or 0.0) if part.attempt else 0.0) for part in graded)
+        return earned / total
+
+
+def question_scores(interview: Interview) -> list[QuestionScore]:
+    """Each question's parts with their latest attempt, for the scorecard (three queries)."""
+    links = list(
+        InterviewAttempt.objects.filter(question__interview=interview).select_related("attempt").order_by(
+            "attempt__created_at", "attempt__id"
+        )
+    )
+    latest: dict[tuple[int, str], Attempt] = {}
+    counts: dict[tuple[int, str], int] = {}
+    for link in links:
+        key = (link.question_id, link.attempt.part_id)
+        latest[key] = link.attempt
+        counts[key] = counts.get(key, 0) + 1
+    scores = []
+    for iq, schema in _question_map(interview).values():
+        rendered = render_question(schema, iq.variant_seed)
+        parts = tuple(
+            PartScore(part.id, part.kind, part.points, latest.get((iq.id, part.id)), counts.get((iq.id, part.id), 0),
+                      tuple({**item, "tick": rubric_tick_value(iq.id, part.id, item["id"])} for item in part.rubric))
+            for part in rendered.parts
+        )
+        scores.append(QuestionScore(iq, schema.title, parts))
+    return sorted(scores, key=lambda score: score.question.position)
+
+
+def started_offset(interview: Interview, at: datetime) -> float:
+    """Seconds from the start of the interview to `at` (0 before it started)."""
+    if interview.started_at is None:
+        return 0.0
+    return max(0.0, (at - interview.started_at).total_seconds())

@@ -1,0 +1,414 @@
+"""Everything that changes interviews: create, invite, start, answer, record, close, score.
+
+Every write the candidate makes goes through `_lock_open_interview`, which re-reads the
+interview under a row lock, closes it if its clock has run out, and refuses the write
+unless it is still open: the deadline is enforced here, on the server, whatever the page
+believes. Events are only ever appended (`event_append`).
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from grading import services as grading_services
+from grading.kinds.base import SpecError
+from questions.schema import Question
+from trainer.interviews import selectors
+from trainer.interviews.models import (
+    RATING_DIMENSIONS,
+    Interview,
+    InterviewAttempt,
+    InterviewEvent,
+    InterviewQuestion,
+    InterviewTemplate,
+    RubricTick,
+    Scorecard,
+)
+
+MAX_SEED = 2**31 - 1
+MAX_SOURCE_CHARS = 64 * 1024  # the code kind's own cap; a bigger snapshot is refused, not cut
+MAX_NOTE_CHARS = 10_000
+Kind = InterviewEvent.Kind
+
+
+class InterviewRefused(Exception):
+    """The write is not allowed: wrong person, wrong state, or bad input. The message
+    is safe to show the user."""
+
+
+class InterviewClosed(InterviewRefused):
+    """The interview is not open for answers (not started, or ended)."""
+
+
+# --- The record ------------------------------------------------------------------------
+
+def event_append(interview_id: int, kind: str, *, actor=None, question=None, part_id: str = "",
+                 data: dict | None = None) -> InterviewEvent:
+    """Append one event with the interview's next sequence number.
+
+    The sequence is taken by an UPDATE of the interview row, which holds that row's lock
+    until the transaction commits, so concurrent appends to one interview get distinct,
+    gap-free numbers in commit order (the unique constraint backs this up).
+    """
+    with transaction.atomic():
+        bumped = Interview.objects.filter(id=interview_id).update(last_sequence=F("last_sequence") + 1)
+        if not bumped:
+            raise Interview.DoesNotExist(f"no interview {interview_id}")
+        sequence = Interview.objects.filter(id=interview_id).values_list("last_sequence", flat=True).get()
+        return InterviewEvent.objects.create(
+            interview_id=interview_id, sequence=sequence, kind=kind, actor=actor, question=question,
+            part_id=part_id, data=data or {},
+        )
+
+
+# --- Setting up -------------------------------------------------------------------------
+
+@transaction.atomic
+def template_save(*, name: str, created_by, questions) -> InterviewTemplate:
+    template = InterviewTemplate.objects.create(name=name, created_by=created_by)
+    template.questions.set(questions)
+    return template
+
+
+@transaction.atomic
+def interview_create(*, created_by, title: str, questions, time_limit: timedelta, hints_allowed: bool,
+                     solutions_allowed: bool) -> Interview:
+    """Create an interview over `questions` (bank Questions, in order), pinning each one's
+    current version and drawing its variant seed now, so the record is exact later."""
+    questions = list(questions)
+    if not questions:
+        raise InterviewRefused("an interview needs at least one question")
+    if any(question.current_version_id is None for question in questions):
+        raise InterviewRefused("every question needs content")
+    interview = Interview.objects.create(
+        title=title, created_by=created_by, invite_token=secrets.token_urlsafe(24), time_limit=time_limit,
+        hints_allowed=hints_allowed, solutions_allowed=solutions_allowed,
+    )
+    InterviewQuestion.objects.bulk_create(
+        InterviewQuestion(interview=interview, position=position, question_version_id=question.current_version_id,
+                          variant_seed=secrets.randbelow(MAX_SEED))
+        for position, question in enumerate(questions, start=1)
+    )
+    event_append(interview.id, Kind.CREATED, actor=created_by,
+                 data={"title": title, "questions": [question.slug for question in questions]})
+    return interview
+
+
+def interviewer_add(*, interview: Interview, added_by, username: str):
+    """Add a user who may conduct interviews to the panel. Only the creator and admins may."""
+    if not (interview.created_by_id == added_by.id or selectors.sees_all_interviews(added_by)):
+        raise InterviewRefused("only the interview's creator can add interviewers")
+    user = get_user_model().objects.filter(username=username, is_active=True).first()
+    if user is None or not selectors.can_conduct_interviews(user):
+        raise InterviewRefused(f"{username!r} is not an interviewer")
+    if user.id == interview.candidate_id:
+        raise InterviewRefused("the candidate cannot join the panel")
+    interview.interviewers.add(user)
+    return user
+
+
+# --- Joining and the clock ----------------------------------------------------------------
+
+@transaction.atomic
+def invite_accept(*, token: str, user=None, guest_name: str = "") -> Interview:
+    """Use the single-use invitation: bind the interview to `user`, or to a new guest
+    identity named `guest_name` when there is no user. The guest can log in to nothing
+    else (no password, no role); it exists so attempts and events have an owner.
+
+    The claim is a conditional update, so of two people using one link only one wins.
+    """
+    interview = Interview.objects.filter(invite_token=token).first()
+    if interview is None or interview.invite_used_at is not None:
+        raise InterviewRefused("this invitation link has already been used or does not exist")
+    if user is not None and selectors.is_on_panel(user, interview):
+        raise InterviewRefused("you are on this interview's panel; send the link to the candidate")
+    is_guest = user is None
+    if is_guest:
+        guest_name = guest_name.strip()
+        if not guest_name:
+            raise InterviewRefused("tell us your name to join as a guest")
+        user = get_user_model().objects.create_user(
+            username=f"guest-{secrets.token_hex(6)}", password=None, first_name=guest_name[:150]
+        )
+    claimed = Interview.objects.filter(id=interview.id, invite_used_at__isnull=True).update(
+        invite_used_at=timezone.now(), candidate=user, candidate_is_guest=is_guest
+    )
+    if not claimed:
+        raise InterviewRefused("this invitation link has already been used")  # rolls the guest back
+    event_append(interview.id, Kind.JOINED, actor=user,
+                 data={"guest": is_guest, "name": guest_name if is_guest else user.username})
+    interview.refresh_from_db()
+    return interview
+
+
+def interview_start(*, interview: Interview, user) -> Interview:
+    """Start the candidate's clock; a second call (a reload) changes nothing."""
+    now = timezone.now()
+    with transaction.atomic():
+        started = Interview.objects.filter(id=interview.id, candidate=user, status=Interview.Status.INVITED).update(
+            status=Interview.Status.ACTIVE, started_at=now, deadline=now + interview.time_limit
+        )
+        if started:
+            event_append(interview.id, Kind.STARTED, actor=user, data={"deadline": (now + interview.time_limit).isoformat()})
+    interview.refresh_from_db()
+    if interview.candidate_id != user.id:
+        raise InterviewRefused("only the candidate can start the interview")
+    return interview
+
+
+def interview_close_if_expired(interview: Interview, *, now=None) -> bool:
+    """Close the interview if its clock has run out; True if this call closed it.
+
+    Pages call this on every read, so it skips the write when the instance shows the
+    interview closed or its deadline ahead (a closed interview never reopens; a deadline
+    only moves through `move_deadline`, which refreshes the instance).
+    """
+    now = now or timezone.now()
+    if interview.is_closed or (interview.deadline is not None and interview.deadline > now):
+        return False
+    with transaction.atomic():
+        closed = Interview.objects.filter(id=interview.id, status=Interview.Status.ACTIVE, deadline__lte=now).update(
+            status=Interview.Status.CLOSED, closed_at=now
+        )
+        if closed:
+            event_append(interview.id, Kind.CLOSED, data={"reason": "expired"})
+    if closed:
+        interview.refresh_from_db()
+    return bool(closed)
+
+
+def close_expired_interviews(*, now=None) -> int:
+    """Close every interview whose clock has run out; how many this call closed."""
+    now = now or timezone.now()
+    expired = Interview.objects.filter(status=Interview.Status.ACTIVE, deadline__lte=now)
+    return sum(interview_close_if_expired(interview, now=now) for interview in expired)
+
+
+def interview_end(*, interview: Interview, ended_by) -> bool:
+    """A panel member ends the interview now (before or during it); True if this closed it."""
+    if not selectors.is_on_panel(ended_by, interview):
+        raise InterviewRefused("only the panel can end the interview")
+    now = timezone.now()
+    with transaction.atomic():
+        closed = Interview.objects.filter(
+            id=interview.id, status__in=[Interview.Status.INVITED, Interview.Status.ACTIVE]
+        ).update(status=Interview.Status.CLOSED, closed_at=now)
+        if closed:
+            event_append(interview.id, Kind.CLOSED, actor=ended_by, data={"reason": "ended_by_interviewer"})
+    interview.refresh_from_db()
+    return bool(closed)
+
+
+def move_deadline(*, interview: Interview, deadline) -> None:
+    """Set an active interview's deadline (extra time, or tests that jump to the end)."""
+    Interview.objects.filter(id=interview.id, status=Interview.Status.ACTIVE).update(deadline=deadline)
+    interview.refresh_from_db()
+
+
+# --- The candidate's writes --------------------------------------------------------------
+
+def _lock_open_interview(interview_id: int, user) -> Interview:
+    """The interview, locked, if `user` is its candidate and it is open; raises otherwise.
+
+    Call inside a transaction, after `interview_close_if_expired` outside it (a close
+    made inside would be rolled back with the refused write). The time is checked here
+    again, so a write that arrives after the deadline is refused even if no one has
+    closed the interview yet.
+    """
+    interview = Interview.objects.select_for_update().get(id=interview_id)
+    if interview.candidate_id != user.id:
+        raise InterviewRefused("this is not your interview")
+    if not interview.is_open:
+        raise InterviewClosed("the interview is not open for answers")
+    return interview
+
+
+def _part(interview_question: InterviewQuestion, part_id: str):
+    question = Question.from_data(interview_question.question_version.data)
+    try:
+        return question, question.part(part_id)
+    except KeyError:
+        raise InterviewRefused(f"this question has no part {part_id!r}") from None
+
+
+def question_open(*, interview: Interview, user, question: InterviewQuestion) -> bool:
+    """Record that the candidate opened `question`; False (nothing recorded) if closed."""
+    interview_close_if_expired(interview)
+    try:
+        with transaction.atomic():
+            _lock_open_interview(interview.id, user)
+            event_append(interview.id, Kind.QUESTION_OPENED, actor=user, question=question)
+    except InterviewClosed:
+        return False
+    return True
+
+
+def answer_submit(*, interview: Interview, user, question: InterviewQuestion, part_id: str, answer: str):
+    """Submit an answer through grading, recording it (and, later, its verdict).
+
+    Returns grading's SubmitResult: an unreadable answer stores no attempt (it costs
+    nothing) but is still recorded as an `answer_invalid` event. Raises InterviewClosed
+    after the deadline, grading's SubmitRefused for parts it cannot take. The attempt's
+    link to the interview commits with it, before its grading task is queued.
+    """
+    interview_close_if_expired(interview)
+    with transaction.atomic():
+        _lock_open_interview(interview.id, user)
+        _, part = _part(question, part_id)
+        result = grading_services.attempt_submit(
+            user=user, version=question.question_version, part_id=part_id, seed=question.variant_seed,
+            answer=answer, hints_used=selectors.hints_taken(question), time_taken=selectors.time_on_question(question),
+        )
+        if result.attempt is None:
+            event_append(interview.id, Kind.ANSWER_INVALID, actor=user, question=question, part_id=part_id,
+                         data={"answer": answer, "feedback": result.verdict.feedback})
+        else:
+            InterviewAttempt.objects.create(attempt=result.attempt, question=question)
+            event_append(interview.id, Kind.ANSWER, actor=user, question=question, part_id=part_id,
+                         data={"answer": answer, "attempt_id": result.attempt.id, "kind": part.kind})
+    return result
+
+
+def verdict_record(attempt) -> InterviewEvent | None:
+    """Append the verdict of an interview attempt (grading's attempt_scored signal calls
+    this once per final score); attempts from practice are ignored."""
+    link = InterviewAttempt.objects.filter(attempt_id=attempt.id).select_related("question").first()
+    if link is None:
+        return None
+    verdict = attempt.verdict or {}
+    return event_append(
+        link.question.interview_id, Kind.VERDICT, question=link.question, part_id=attempt.part_id,
+        data={"attempt_id": attempt.id, "status": attempt.status, "correct": attempt.correct,
+              "score": attempt.score, "feedback": verdict.get("feedback", "")},
+    )
+
+
+def hint_take(*, interview: Interview, user, question: InterviewQuestion) -> int:
+    """Show the candidate the question's next hint; returns how many they now have."""
+    interview_close_if_expired(interview)
+    with transaction.atomic():
+        locked = _lock_open_interview(interview.id, user)
+        if not locked.hints_allowed:
+            raise InterviewRefused("hints are off in this interview")
+        taken = selectors.hints_taken(question)
+        available = len(Question.from_data(question.question_version.data).hints)
+        if taken >= available:
+            raise InterviewRefused("no hints left for this question")
+        event_append(interview.id, Kind.HINT, actor=user, question=question, data={"index": taken})
+    return taken + 1
+
+
+def _code_part(question: InterviewQuestion, part_id: str, source: str):
+    _, part = _part(question, part_id)
+    if part.kind != "code":
+        raise InterviewRefused(f"part {part_id!r} is not a code part")
+    if len(source) > MAX_SOURCE_CHARS:
+        raise InterviewRefused(f"the code is longer than {MAX_SOURCE_CHARS} characters")
+    return part
+
+
+def code_snapshot(*, interview: Interview, user, question: InterviewQuestion, part_id: str, source: str) -> bool:
+    """Record the editor's content; True if recorded, False if it equals the last one."""
+    interview_close_if_expired(interview)
+    with transaction.atomic():
+        _lock_open_interview(interview.id, user)
+        _code_part(question, part_id, source)
+        if selectors.last_editor_source(question, part_id) == source:
+            return False
+        event_append(interview.id, Kind.CODE_SNAPSHOT, actor=user, question=question, part_id=part_id,
+                     data={"source": source})
+    return True
+
+
+@dataclass(frozen=True)
+class CodeCheck:
+    valid: bool
+    feedback: str
+
+
+def code_run(*, interview: Interview, user, question: InterviewQuestion, part_id: str, source: str) -> CodeCheck:
+    """Check the code as the code kind reads it (syntax, entrypoint; nothing is executed)
+    and record the run with its full source."""
+    interview_close_if_expired(interview)
+    with transaction.atomic():
+        _lock_open_interview(interview.id, user)
+        _code_part(question, part_id, source)
+        try:
+            reading = grading_services.attempt_interpret(
+                version=question.question_version, part_id=part_id, seed=question.variant_seed, answer=source
+            )
+            check = CodeCheck(reading.valid, reading.feedback or ("Reads as valid code." if reading.valid else ""))
+        except (grading_services.SubmitRefused, SpecError) as refusal:
+            # Grading cannot read this part (code parts not answerable yet, or a spec the
+            # code kind refuses): the run is still recorded, with the reason.
+            check = CodeCheck(False, str(refusal))
+        event_append(interview.id, Kind.CODE_RUN, actor=user, question=question, part_id=part_id,
+                     data={"source": source, "valid": check.valid, "feedback": check.feedback})
+    return check
+
+
+# --- The panel's writes -----------------------------------------------------------------
+
+def note_add(*, interview: Interview, author, text: str) -> InterviewEvent:
+    """A private note from a panel member, timestamped into the record."""
+    if not selectors.is_on_panel(author, interview):
+        raise InterviewRefused("only the panel can write notes")
+    text = text.strip()
+    if not text:
+        raise InterviewRefused("the note is empty")
+    if len(text) > MAX_NOTE_CHARS:
+        raise InterviewRefused(f"notes are at most {MAX_NOTE_CHARS} characters")
+    return event_append(interview.id, Kind.NOTE, actor=author, data={"text": text})
+
+
+def scorecard_get_or_create(*, interview: Interview, interviewer) -> Scorecard:
+    if not selectors.is_on_panel(interviewer, interview):
+        raise InterviewRefused("only the panel can score this interview")
+    scorecard, _ = Scorecard.objects.get_or_create(interview=interview, interviewer=interviewer)
+    return scorecard
+
+
+@transaction.atomic
+def scorecard_save(*, scorecard: Scorecard, ratings: dict, recommendation: str, notes: str,
+                   ticks: list[tuple[int, str, str]], submit: bool) -> Scorecard:
+    """Save a draft scorecard, and submit it when `submit` (then it is final and the
+    rest of the panel can read it). `ticks` are (interview question id, part id, item id)
+    of explain parts' rubric items; unknown ones are refused. Submitting needs the
+    interview closed, every rating and a recommendation."""
+    locked = Scorecard.objects.select_for_update().select_related("interview").get(id=scorecard.id)
+    if locked.is_submitted:
+        raise InterviewRefused("this scorecard was already submitted")
+    valid_items = selectors.rubric_item_keys(locked.interview)
+    unknown = [tick for tick in ticks if tick not in valid_items]
+    if unknown:
+        raise InterviewRefused(f"unknown rubric items: {unknown}")
+    for field, _ in RATING_DIMENSIONS:
+        value = ratings.get(field)
+        if value is not None and value not in (1, 2, 3, 4):
+            raise InterviewRefused(f"{field} must be 1 to 4")
+        setattr(locked, field, value)
+    locked.recommendation, locked.notes, locked.updated_at = recommendation, notes, timezone.now()
+    fields = ["technical_accuracy", "problem_solving", "communication", "recommendation", "notes", "updated_at"]
+    if submit:
+        if not locked.interview.is_closed:
+            raise InterviewRefused("a scorecard can be submitted once the interview has ended")
+        if any(getattr(locked, field) is None for field, _ in RATING_DIMENSIONS) or not recommendation:
+            raise InterviewRefused("rate every dimension and give a recommendation before submitting")
+        locked.status, locked.submitted_at = Scorecard.Status.SUBMITTED, timezone.now()
+        fields += ["status", "submitted_at"]
+    locked.save(update_fields=fields)
+    RubricTick.objects.filter(scorecard=locked).delete()
+    RubricTick.objects.bulk_create(
+        RubricTick(scorecard=locked, question_id=question_id, part_id=part_id, item_id=item_id)
+        for question_id, part_id, item_id in sorted(set(ticks))
+    )
+    return locked
+
+

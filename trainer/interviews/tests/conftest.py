@@ -1,0 +1,82 @@
+"""Small helpers for interview tests: an interview at each stage, and a code question."""
+
+import json
+from datetime import timedelta
+
+import pytest
+
+from trainer.interviews import services
+
+CODE_QUESTION_DATA = {
+    "slug": "test-code-sum",
+    "seed": 2,
+    "title": "Sum the list (test code question)",
+    "topic": "kernels",
+    "difficulty": 1,
+    "summary": "Write a function.",
+    "statement": "Add up the numbers.",
+    "parts": [
+        {
+            "id": "impl",
+            "kind": "code",
+            "prompt": "Write `total(xs)`.",
+            "entrypoint": "total",
+            "starter": "def total(xs):\n    raise NotImplementedError\n",
+        },
+        {
+            "id": "cost",
+            "kind": "explain",
+            "prompt": "What does it cost?",
+            "rubric": [{"id": "linear", "text": "Linear in the length"}],
+            "model_answer": "O(n).",
+        },
+    ],
+    "solution": "Use `sum`.",
+}
+
+
+@pytest.fixture
+def code_question(db, admin_user):
+    """A question with a code part (`impl`, with a starter) and an explain part, stored
+    directly: code parts' grading is another module's work, the editor record is ours."""
+    from questions.models import Question, QuestionVersion
+
+    question = Question.objects.create(
+        slug=CODE_QUESTION_DATA["slug"], topic="kernels", difficulty=1, seed_number=2,
+        title=CODE_QUESTION_DATA["title"], part_kinds=[["impl", "code"], ["cost", "explain"]],
+    )
+    version = QuestionVersion.objects.create(
+        question=question, number=1, content_hash="test", source_text="(test)", data_json=json.dumps(CODE_QUESTION_DATA),
+        origin=QuestionVersion.Origin.FILE,
+    )
+    question.current_version = version
+    question.save(update_fields=["current_version"])
+    return version
+
+
+def make_interview(creator, *versions, minutes: int = 30, hints: bool = True, solutions: bool = False):
+    return services.interview_create(
+        created_by=creator, title="Inference systems screen", questions=[version.question for version in versions],
+        time_limit=timedelta(minutes=minutes), hints_allowed=hints, solutions_allowed=solutions,
+    )
+
+
+def join(interview, candidate):
+    return services.invite_accept(token=interview.invite_token, user=candidate)
+
+
+def start(interview, candidate):
+    join(interview, candidate)
+    return services.interview_start(interview=interview, user=candidate)
+
+
+@pytest.fixture
+def interview(interviewer, decode_question):
+    """Created by `interviewer` over the decode question; nobody has joined."""
+    return make_interview(interviewer, decode_question)
+
+
+@pytest.fixture
+def started_interview(interview, candidate):
+    """`interview`, joined by `candidate`, clock running."""
+    return start(interview, candidate)

@@ -1,0 +1,145 @@
+"""An interview end to end in real Chromium, two people in two browser contexts.
+
+The interviewer creates the interview and watches it live; a guest candidate joins by
+the link, answers wrongly once (graded by a real Celery worker thread), takes a hint and
+types code; the clock runs out (the deadline is moved to a few seconds from now through
+the service, and the page's own clock closes the room); the interviewer replays the
+typing and submits a scorecard.
+"""
+
+import re
+from datetime import timedelta
+
+import pytest
+from celery.contrib.testing.worker import start_worker
+from django.utils import timezone
+from playwright.sync_api import expect
+
+from conftest import PASSWORD
+from trainer.celery import app as celery_app
+from trainer.interviews import services
+from trainer.interviews.models import Interview, InterviewEvent, Scorecard
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def grading_worker(transactional_db):
+    with start_worker(celery_app, pool="solo", perform_ping_check=False, shutdown_timeout=10):
+        yield
+
+
+@pytest.fixture
+def two_people(browser):
+    interviewer_context, candidate_context = browser.new_context(), browser.new_context()
+    pages = []
+    for context in (interviewer_context, candidate_context):
+        page = context.new_page()
+        page.set_default_timeout(15_000)
+        pages.append(page)
+    yield pages
+    interviewer_context.close()
+    candidate_context.close()
+
+
+def log_in(page, base_url, username):
+    page.goto(f"{base_url}/accounts/login/")
+    page.fill("#id_username", username)
+    page.fill("#id_password", PASSWORD)
+    page.click("main button[type=submit]")
+    page.wait_for_url(f"{base_url}/questions/")
+
+
+def test_interview_from_invitation_to_scorecard(live_server, two_people, interviewer, decode_question, code_question,
+                                                grading_worker):
+    host, guest = two_people
+    base = live_server.url
+
+    # The interviewer sets up: two questions picked from the bank through the filters.
+    log_in(host, base, interviewer.username)
+    host.click("text=Interviews")
+    host.click("#new-interview")
+    host.fill("#id_title", "Inference screen")
+    host.select_option("select[name=topic]", "kernels")
+    expect(host.locator('#question-choices [data-slug="test-decode-floor"]')).to_have_count(0)
+    host.check('[data-slug="test-code-sum"] input')
+    host.select_option("select[name=topic]", "roofline")
+    host.locator('#question-choices [data-slug="test-decode-floor"]').wait_for()
+    host.check('[data-slug="test-decode-floor"] input')
+    host.fill("#id_time_limit_minutes", "20")
+    host.click("#create-interview")
+    host.wait_for_url(re.compile(r".*/interviews/\d+/$"))
+    invite_link = host.input_value("#invite-link")
+    interview = Interview.objects.get()
+
+    # The candidate joins as a guest and starts the clock; Q1 is the numeric question.
+    guest.goto(invite_link)
+    guest.fill("#id_name", "Grace")
+    guest.click("#join")
+    guest.click("#start-interview")
+    guest.locator("#clock").filter(has_text=re.compile(r"^(19|20):\d\d$")).wait_for()
+    guest.locator("#part-floor input[name=answer]").fill("1000 ms")
+    guest.locator("#part-floor button[type=submit]").click()
+    guest.locator('#verdict-floor [data-verdict="wrong"]').wait_for()  # graded by the worker
+    guest.click("#take-hint")
+    guest.locator("#hints .hint").get_by_text("Every weight crosses HBM").wait_for()
+
+    # The interviewer's page shows it as it happens, and takes a private note.
+    host.locator('#timeline [data-kind="verdict"]').wait_for()
+    host.locator('#timeline [data-kind="hint"]').wait_for()
+    host.fill("#note-text", "Forgot bytes per parameter at first")
+    host.click("#add-note")
+    host.locator('#timeline [data-kind="note"]').get_by_text("Forgot bytes per parameter").wait_for()
+
+    # Code: the editor posts a snapshot when the text changed (every 5 s), then a check.
+    guest.click(".question-nav >> text=Q2")
+    editor = guest.locator("#part-impl textarea.code-editor")
+    editor.fill("def total(xs):\n    s = 0\n")
+    guest.locator('#part-impl textarea[data-snapshots="1"]').wait_for()
+    editor.fill("def total(xs):\n    return sum(xs)\n")
+    guest.locator('#part-impl textarea[data-snapshots="2"]').wait_for()
+    guest.click("#part-impl >> text=Check the code")
+    guest.locator("#code-check-impl [data-valid]").wait_for()
+
+    # A reload resumes where the candidate was: the same question, the typed code.
+    guest.goto(f"{base}/interviews/{interview.id}/room/")
+    assert "return sum(xs)" in guest.locator("#part-impl textarea").input_value()
+
+    # The clock runs out: the page's clock reaches zero and reloads into the closed room.
+    services.move_deadline(interview=interview, deadline=timezone.now() + timedelta(seconds=3))
+    guest.reload()
+    guest.locator("#interview-closed").wait_for()
+    assert guest.locator("text=Every weight crosses HBM").count() == 0  # nothing shown after the end
+    interview.refresh_from_db()
+    assert interview.status == Interview.Status.CLOSED
+    host.locator('#timeline [data-kind="closed"]').wait_for()
+
+    # Review: the transcript replays the typing; the interviewer submits a scorecard.
+    host.click("#transcript-link")
+    assert host.locator('#transcript-timeline [data-kind="answer"]').count() == 1
+    assert host.locator('#transcript-timeline [data-kind="hint"]').count() == 1
+    playback = host.locator("#playback-q2-impl")
+    playback.locator("select.speed").select_option("16")
+    playback.locator("button.play").click()
+    host.locator('#playback-q2-impl[data-frame="2"]').wait_for()  # two snapshots and the check
+    assert "return sum(xs)" in playback.locator("pre").inner_text()
+    playback.locator("input[type=range]").fill("0")
+    assert "s = 0" in playback.locator("pre").inner_text()
+
+    host.click("#scorecard-link")
+    host.check("text=Linear in the length")
+    for dimension, value in (("technical_accuracy", "2"), ("problem_solving", "3"), ("communication", "3")):
+        host.check(f'input[name="{dimension}"][value="{value}"]')
+    host.select_option("#id_recommendation", "no")
+    host.fill("#id_notes", "Needs work on the memory roofline.")
+    host.click("#submit-scorecard")
+    host.wait_for_url(re.compile(r".*/transcript/$"))
+    host.locator('.scorecard[data-status="submitted"]').get_by_text("Needs work on the memory roofline.").wait_for()
+
+    card = Scorecard.objects.get()
+    assert (card.status, card.technical_accuracy, card.recommendation) == ("submitted", 2, "no")
+    assert list(card.ticks.values_list("part_id", "item_id")) == [("cost", "linear")]
+    kinds = list(InterviewEvent.objects.filter(interview=interview).values_list("kind", flat=True))
+    for kind in ("joined", "started", "question_opened", "answer", "verdict", "hint", "note", "code_snapshot",
+                 "code_run", "closed"):
+        assert kind in kinds, kind

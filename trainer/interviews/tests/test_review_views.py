@@ -1,0 +1,108 @@
+"""Review pages: the transcript with playback, scorecards (private until submitted), exports."""
+
+import json
+
+import pytest
+from django.urls import reverse
+
+from trainer.interviews import services
+from trainer.interviews.models import Scorecard
+from trainer.interviews.tests.conftest import make_interview, start
+from trainer.roles import Role
+
+
+@pytest.fixture
+def second_interviewer(started_interview, interviewer):
+    from trainer.services import user_create
+
+    member = user_create(username="interviewer2", password="a-long-test-password-1", role=Role.INTERVIEWER)
+    services.interviewer_add(interview=started_interview, added_by=interviewer, username=member.username)
+    return member
+
+
+def scorecard_data(action, **overrides):
+    data = {"technical_accuracy": "3", "problem_solving": "2", "communication": "4", "recommendation": "yes",
+            "notes": "Clear on bandwidth.", "action": action}
+    data.update(overrides)
+    return data
+
+
+def test_transcript_shows_the_timeline_and_the_editor_playback(client, login_as, interviewer, candidate,
+                                                               code_question):
+    interview = start(make_interview(interviewer, code_question), candidate)
+    question = interview.questions.get()
+    for source in ("def total(xs):\n", "def total(xs):\n    return sum(xs)\n"):
+        services.code_snapshot(interview=interview, user=candidate, question=question, part_id="impl", source=source)
+    services.note_add(interview=interview, author=interviewer, text="Typed steadily")
+    login_as(interviewer)
+    page = client.get(reverse("interview-transcript", args=[interview.id])).content.decode()
+    assert 'data-playback="playback-q1-impl-frames"' in page and 'id="playback-q1-impl-frames"' in page
+    assert "return sum(xs)" in page and "Typed steadily" in page
+    assert "interviews/playback.js" in page
+
+
+def test_a_draft_scorecard_is_private_until_submitted(client, login_as, started_interview, interviewer,
+                                                     second_interviewer):
+    login_as(interviewer)
+    url = reverse("interview-scorecard", args=[started_interview.id])
+    assert client.post(url, scorecard_data("save")).status_code == 302
+    card = Scorecard.objects.get(interviewer=interviewer)
+    assert card.status == Scorecard.Status.DRAFT and card.problem_solving == 2
+    transcript_url = reverse("interview-transcript", args=[started_interview.id])
+    assert b"Clear on bandwidth." in client.get(transcript_url).content  # the author sees their draft
+    login_as(second_interviewer)
+    assert b"Clear on bandwidth." not in client.get(transcript_url).content
+    assert b"Clear on bandwidth." not in client.get(reverse("interview-export", args=[started_interview.id, "md"])).content
+    assert b"Clear on bandwidth." not in client.get(url).content  # their own scorecard is a fresh one
+
+    services.interview_end(interview=started_interview, ended_by=interviewer)
+    login_as(interviewer)
+    response = client.post(url, scorecard_data("submit"))
+    assert response.status_code == 302 and response["Location"] == transcript_url
+    login_as(second_interviewer)
+    assert b"Clear on bandwidth." in client.get(transcript_url).content
+
+
+def test_submitting_before_the_end_is_refused_with_the_reason(client, login_as, started_interview, interviewer):
+    login_as(interviewer)
+    response = client.post(reverse("interview-scorecard", args=[started_interview.id]), scorecard_data("submit"))
+    assert response.status_code == 400 and b"once the interview has ended" in response.content
+    assert not Scorecard.objects.filter(status=Scorecard.Status.SUBMITTED).exists()
+
+
+def test_a_submitted_scorecard_is_final(client, login_as, started_interview, interviewer):
+    services.interview_end(interview=started_interview, ended_by=interviewer)
+    login_as(interviewer)
+    url = reverse("interview-scorecard", args=[started_interview.id])
+    client.post(url, scorecard_data("submit"))
+    assert client.post(url, scorecard_data("save", notes="changed")).status_code == 409
+    assert Scorecard.objects.get().notes == "Clear on bandwidth."
+    assert b"scorecard-submitted" in client.get(url).content
+
+
+def test_rubric_items_of_explain_parts_can_be_ticked(client, login_as, started_interview, interviewer):
+    question = started_interview.questions.get()
+    login_as(interviewer)
+    url = reverse("interview-scorecard", args=[started_interview.id])
+    page = client.get(url).content.decode()
+    tick = f"{question.id}/why/kv"
+    assert f'value="{tick}"' in page
+    client.post(url, scorecard_data("save", tick=[tick]))
+    assert list(Scorecard.objects.get().ticks.values_list("item_id", flat=True)) == ["kv"]
+    assert f'value="{tick}" checked' in client.get(url).content.decode()
+    assert client.post(url, scorecard_data("save", tick=["999/why/kv"])).status_code == 200  # form refuses it
+    assert list(Scorecard.objects.get().ticks.values_list("item_id", flat=True)) == ["kv"]
+
+
+def test_exports_are_downloads_in_markdown_and_json(client, login_as, started_interview, interviewer):
+    services.note_add(interview=started_interview, author=interviewer, text="Knows the roofline")
+    login_as(interviewer)
+    markdown = client.get(reverse("interview-export", args=[started_interview.id, "md"]))
+    assert markdown["Content-Type"].startswith("text/markdown")
+    assert f'filename="interview-{started_interview.id}.md"' in markdown["Content-Disposition"]
+    assert b"Knows the roofline" in markdown.content
+    exported = client.get(reverse("interview-export", args=[started_interview.id, "json"]))
+    assert exported["Content-Type"] == "application/json"
+    data = json.loads(exported.content)
+    assert data["interview"]["candidate"] == "cand"
+    assert [event["kind"] for event in data["events"]][:3] == ["created", "joined", "started"]

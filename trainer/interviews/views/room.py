@@ -1,0 +1,213 @@
+"""The candidate's side: joining by link, the timed room, and every answer-side write.
+
+Only the interview's candidate reaches these (anyone else: 404). Every write goes to a
+service that refuses it once the clock has run out; the refusal is a 409 carrying
+`HX-Refresh`, so an htmx page reloads into its closed state.
+"""
+
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpResponse, HttpResponseBadRequest
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+from django.views.decorators.vary import vary_on_headers
+from django_htmx.http import HttpResponseStopPolling
+
+from grading import services as grading_services
+from grading.models import Attempt
+from trainer.interviews import selectors, services
+from trainer.interviews.forms import GuestJoinForm
+from trainer.interviews.models import Interview, InterviewQuestion
+
+ROOM = "interviews/room.html"
+# Guests have no password: the session is their only key to the interview.
+GUEST_BACKEND = "django.contrib.auth.backends.ModelBackend"
+
+
+def _candidate_interview_or_404(request, interview_id: int) -> Interview:
+    try:
+        interview = selectors.get_candidate_interview(request.user, interview_id)
+    except Interview.DoesNotExist:
+        raise Http404("no such interview") from None
+    services.interview_close_if_expired(interview)
+    return interview
+
+
+def _question_or_404(interview: Interview, position: int) -> InterviewQuestion:
+    try:
+        return selectors.get_interview_question(interview, position)
+    except InterviewQuestion.DoesNotExist:
+        raise Http404("no such question") from None
+
+
+def _closed() -> HttpResponse:
+    response = HttpResponse("The interview has ended; answers are no longer accepted.", status=409)
+    response["HX-Refresh"] = "true"
+    return response
+
+
+def _room_url(interview: Interview, position: int) -> str:
+    return f"{reverse('interview-room', args=[interview.id])}?q={position}"
+
+
+def interview_join(request, token):
+    """The invitation link. GET shows what the interview is (never its questions); POST
+    uses the link, for the logged-in user or for a new guest identity, once."""
+    interview = Interview.objects.filter(invite_token=token).select_related("created_by").first()
+    if interview is None:
+        raise Http404("no such invitation")
+    if request.user.is_authenticated and interview.candidate_id == request.user.id:
+        return redirect("interview-room", interview_id=interview.id)
+    form = GuestJoinForm(request.POST or None)
+    error = ""
+    if request.method == "POST":
+        user = request.user if request.user.is_authenticated else None
+        if user is not None or form.is_valid():
+            try:
+                interview = services.invite_accept(
+                    token=token, user=user, guest_name="" if user else form.cleaned_data["name"]
+                )
+            except services.InterviewRefused as refusal:
+                error = str(refusal)
+            else:
+                if user is None:
+                    login(request, interview.candidate, backend=GUEST_BACKEND)
+                return redirect("interview-room", interview_id=interview.id)
+    context = {
+        "interview": interview, "form": form, "error": error,
+        "used": interview.invite_used_at is not None,
+        "question_count": interview.questions.count(),
+    }
+    status = 403 if error or interview.invite_used_at is not None else 200
+    return render(request, "interviews/join.html", context, status=status)
+
+
+@login_required
+def interview_room(request, interview_id):
+    """The timed room (`?q=` picks the question; default: where the candidate was)."""
+    interview = _candidate_interview_or_404(request, interview_id)
+    if interview.status == Interview.Status.INVITED:
+        return render(request, ROOM, {"interview": interview, "question_count": interview.questions.count()})
+    if interview.is_closed and not interview.solutions_allowed:
+        # Outside the interview its questions stay hidden unless solutions were shared.
+        return render(request, ROOM, {"interview": interview, "ended": True})
+    position = request.GET.get("q", "")
+    position = int(position) if position.isdigit() else (selectors.last_opened_position(interview) or 1)
+    question = _question_or_404(interview, position)
+    services.question_open(interview=interview, user=request.user, question=question)
+    return render(request, ROOM, selectors.room(interview, question))
+
+
+@login_required
+@require_POST
+def interview_start(request, interview_id):
+    interview = _candidate_interview_or_404(request, interview_id)
+    services.interview_start(interview=interview, user=request.user)
+    return redirect("interview-room", interview_id=interview.id)
+
+
+@login_required
+@require_POST
+def answer_interpret(request, interview_id, position, part_id):
+    """Live preview of how the engine reads the answer typed so far (not recorded)."""
+    interview = _candidate_interview_or_404(request, interview_id)
+    if not interview.is_open:
+        return _closed()
+    question = _question_or_404(interview, position)
+    try:
+        reading = grading_services.attempt_interpret(
+            version=question.question_version, part_id=part_id, seed=question.variant_seed,
+            answer=request.POST.get("answer", ""),
+        )
+    except grading_services.SubmitRefused as refusal:
+        return HttpResponseBadRequest(str(refusal))
+    return render(request, f"{ROOM}#interpretation", {"reading": reading, "part_id": part_id})
+
+
+@login_required
+@require_POST
+@vary_on_headers("HX-Request")
+def answer_submit(request, interview_id, position, part_id):
+    interview = _candidate_interview_or_404(request, interview_id)
+    question = _question_or_404(interview, position)
+    try:
+        result = services.answer_submit(interview=interview, user=request.user, question=question,
+                                        part_id=part_id, answer=request.POST.get("answer", ""))
+    except services.InterviewClosed:
+        return _closed()
+    except (services.InterviewRefused, grading_services.SubmitRefused) as refusal:
+        if not request.htmx:
+            return HttpResponseBadRequest(str(refusal))
+        # htmx swaps only successful responses: say why in the part's verdict slot.
+        return render(request, f"{ROOM}#verdict", {"interview": interview, "part_id": part_id, "refusal": str(refusal)})
+    if not request.htmx:
+        return redirect(_room_url(interview, position))
+    context = {"interview": interview, "part_id": part_id, "attempt": result.attempt, "reading": result.verdict}
+    return render(request, f"{ROOM}#verdict", context)
+
+
+@login_required
+def attempt_status(request, interview_id, attempt_id):
+    """The verdict partial, polled while the attempt is graded; polling ends with 286."""
+    interview = _candidate_interview_or_404(request, interview_id)
+    attempt = get_object_or_404(
+        Attempt, id=attempt_id, user=request.user, interview_link__question__interview=interview
+    )
+    context = {"interview": interview, "part_id": attempt.part_id, "attempt": attempt}
+    response = render(request, f"{ROOM}#verdict", context)
+    if attempt.is_finished:
+        response.status_code = HttpResponseStopPolling.status_code
+    return response
+
+
+@login_required
+@require_POST
+@vary_on_headers("HX-Request")
+def hint_take(request, interview_id, position):
+    interview = _candidate_interview_or_404(request, interview_id)
+    question = _question_or_404(interview, position)
+    try:
+        services.hint_take(interview=interview, user=request.user, question=question)
+    except services.InterviewClosed:
+        return _closed()
+    except services.InterviewRefused as refusal:
+        return HttpResponse(str(refusal), status=403)
+    if request.htmx:
+        return render(request, f"{ROOM}#hints", selectors.room(interview, question))
+    return redirect(_room_url(interview, position))
+
+
+@login_required
+@require_POST
+def code_snapshot(request, interview_id, position, part_id):
+    """The editor posts its content every few seconds when it changed: 204 either way."""
+    interview = _candidate_interview_or_404(request, interview_id)
+    question = _question_or_404(interview, position)
+    try:
+        services.code_snapshot(interview=interview, user=request.user, question=question, part_id=part_id,
+                               source=request.POST.get("source", ""))
+    except services.InterviewClosed:
+        return _closed()
+    except services.InterviewRefused as refusal:
+        return HttpResponseBadRequest(str(refusal))
+    return HttpResponse(status=204)
+
+
+@login_required
+@require_POST
+@vary_on_headers("HX-Request")
+def code_run(request, interview_id, position, part_id):
+    """Check the code (syntax and entrypoint, as grading reads it) and record the run."""
+    interview = _candidate_interview_or_404(request, interview_id)
+    question = _question_or_404(interview, position)
+    try:
+        check = services.code_run(interview=interview, user=request.user, question=question, part_id=part_id,
+                                  source=request.POST.get("answer", ""))
+    except services.InterviewClosed:
+        return _closed()
+    except services.InterviewRefused as refusal:
+        return HttpResponseBadRequest(str(refusal))
+    if not request.htmx:
+        return redirect(_room_url(interview, position))
+    return render(request, f"{ROOM}#code_check", {"check": check, "part_id": part_id})
