@@ -143,3 +143,43 @@ def page(browser):
     page.set_default_timeout(15_000)
     yield page
     context.close()
+
+
+KV_FORMULA_YAML = textwrap.dedent(
+    """\
+    slug: test-kv-per-token
+    seed: 10
+    title: KV bytes per token (test question)
+    topic: kv-cache
+    difficulty: 1
+    summary: Two tensors per layer per KV head.
+    statement: |
+      Write the KV-cache bytes per token of a model with $L$ layers.
+    parts:
+      - id: kv
+        kind: formula
+        prompt: KV bytes per token?
+        symbols:
+          L: {description: layers, range: [16, 128], integer: true}
+          h: {description: KV heads, range: [1, 16], integer: true}
+          d: {description: head dimension, range: [64, 256], integer: true}
+          b: {description: bytes per element, range: [1, 4]}
+        answer: 2 * L * h * d * b
+        mistakes:
+          - answer: L * h * d * b
+            feedback: Keys and values are both cached.
+    hints:
+      - Count K and V.
+    solution: |
+      Keys and values: $2 L h d b$.
+    """
+)
+
+
+@pytest.fixture
+def kv_formula_question(db):
+    from questions.services import question_save_text
+
+    result = question_save_text(KV_FORMULA_YAML, origin="file")
+    assert result.version is not None, result.problems
+    return result.version

@@ -52,7 +52,8 @@ def question_page(*, user, version, seed: int, hints_taken: int, gave_up: bool) 
     question = Question.from_data(version.data)
     rendered = render_question(question, seed)
     latest = {}
-    for attempt in Attempt.objects.filter(user=user, question_version=version, variant_seed=seed):
+    practice = Attempt.objects.filter(user=user, question_version=version, variant_seed=seed, interview_link__isnull=True)
+    for attempt in practice:
         latest.setdefault(attempt.part_id, attempt)  # ordered newest first
     auto_parts = [part.id for part in question.parts if part.is_auto_graded]
     solved = bool(auto_parts) and all(
@@ -94,13 +95,20 @@ def explain_review(part, attempt) -> dict | None:
 
 def verdict_context(attempt, *, part_id: str, reading=None) -> dict:
     """What the verdict partial needs for one part's latest attempt (or an unread answer)."""
-    review = None
-    if attempt is not None and attempt.status == Attempt.Status.GRADED:
-        question = Question.from_data(attempt.question_version.data)
-        if question.part(part_id).kind == "explain":
-            rendered = render_question(question, attempt.variant_seed)
-            review = explain_review(next(p for p in rendered.parts if p.id == part_id), attempt)
-    return {"part_id": part_id, "attempt": attempt, "reading": reading, "review": review}
+    context = {"part_id": part_id, "attempt": attempt, "reading": reading, "review": None}
+    if attempt is None or attempt.status != Attempt.Status.GRADED:
+        return context
+    question = Question.from_data(attempt.question_version.data)
+    if question.part(part_id).kind == "explain":
+        rendered = render_question(question, attempt.variant_seed)
+        context["review"] = explain_review(next(p for p in rendered.parts if p.id == part_id), attempt)
+    elif attempt.correct:
+        # The answer that solves the question also opens its solution (an out-of-band swap).
+        page = question_page(user=attempt.user, version=attempt.question_version, seed=attempt.variant_seed,
+                             hints_taken=0, gave_up=False)
+        if page["solved"]:
+            context.update(question=page["question"], solution_now=True)
+    return context
 
 
 

@@ -51,3 +51,25 @@ def test_candidate_cannot_poll_another_candidates_attempt(client, login_as, cand
     result = attempt_submit(user=other_candidate, version=decode_question, part_id="floor", seed=1, answer="5 ms")
     login_as(candidate)
     assert client.get(reverse("attempt-status", args=[result.attempt.id])).status_code == 404
+
+
+def test_practice_endpoints_do_not_reveal_interview_attempts(client, login_as, candidate, interviewer, decode_question):
+    """An interview's explain attempt must not show its model answer through practice URLs."""
+    from datetime import timedelta
+
+    from grading.services import attempt_grade
+    from trainer.interviews import services as interviews
+
+    interview = interviews.interview_create(
+        created_by=interviewer, title="screen", questions=[decode_question.question],
+        time_limit=timedelta(minutes=30), hints_allowed=True, solutions_allowed=False,
+    )
+    interviews.invite_accept(token=interview.invite_token, user=candidate)
+    interview = interviews.interview_start(interview=interview, user=candidate)
+    result = interviews.answer_submit(
+        interview=interview, user=candidate, question=interview.questions.get(), part_id="why", answer="KV reads."
+    )
+    attempt_grade(result.attempt.id)
+    login_as(candidate)
+    assert client.get(reverse("attempt-status", args=[result.attempt.id])).status_code == 404
+    assert client.post(reverse("self-assess", args=[result.attempt.id]), {"item": ["kv"]}).status_code == 404

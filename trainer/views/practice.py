@@ -35,6 +35,12 @@ def _variant_seed(request, slug: str) -> int:
     return request.session[key]
 
 
+def _practice_attempts(user):
+    """The user's practice attempts. Interview attempts are reached only through the
+    interview, which decides when its model answers and rubrics may be seen."""
+    return Attempt.objects.select_related("question_version").filter(user=user, interview_link__isnull=True)
+
+
 def _mark_opened(request, slug: str) -> None:
     """Remember when this variant was first opened, to time the answers to it."""
     request.session.setdefault(f"opened:{slug}", time.time())
@@ -177,7 +183,7 @@ def submit_answer(request, slug, part_id):
 @permission_required("grading.submit_attempt", raise_exception=True)
 def attempt_status(request, attempt_id):
     """The verdict partial, polled while the attempt is graded; polling ends with 286."""
-    attempt = get_object_or_404(Attempt.objects.select_related("question_version"), id=attempt_id, user=request.user)
+    attempt = get_object_or_404(_practice_attempts(request.user), id=attempt_id)
     response = render(request, f"{TEMPLATE}#verdict", selectors.verdict_context(attempt, part_id=attempt.part_id))
     if attempt.is_finished:
         response.status_code = HttpResponseStopPolling.status_code
@@ -189,7 +195,7 @@ def attempt_status(request, attempt_id):
 @require_POST
 def self_assess(request, attempt_id):
     """The candidate ticks the rubric items their explanation covered."""
-    attempt = get_object_or_404(Attempt.objects.select_related("question_version"), id=attempt_id, user=request.user)
+    attempt = get_object_or_404(_practice_attempts(request.user), id=attempt_id)
     try:
         grading_services.attempt_self_assess(attempt, request.POST.getlist("item"))
     except grading_services.SubmitRefused as refusal:
