@@ -104,10 +104,10 @@ def main():
     for command in (["migrate", "--noinput"], ["collectstatic", "--noinput"], ["sync_questions"], ["create_demo_accounts"]):
         subprocess.run([sys.executable, "manage.py", *command], cwd=ROOT, env=env, check=True, capture_output=True)
     slug = args.slug or subprocess.run(
-        [sys.executable, "manage.py", "shell", "-c",
+        [sys.executable, "manage.py", "shell", "--no-imports", "-c",
          "from questions.models import Question; print(Question.objects.order_by('seed_number').first().slug)"],
         cwd=ROOT, env=env, check=True, capture_output=True, text=True,
-    ).stdout.strip()
+    ).stdout.strip().splitlines()[-1]
 
     port = 18000 + os.getpid() % 1000
     server = subprocess.Popen(

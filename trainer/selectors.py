@@ -1,5 +1,7 @@
 """Reads behind the candidate's and the interviewer's pages."""
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -46,11 +48,33 @@ def question_rows(*, user, questions, now, topic=None, difficulty=None, kind=Non
     return rows
 
 
+_RENDERED: "OrderedDict[tuple[int, int], object]" = OrderedDict()
+_RENDERED_MAX = 512
+_RENDERED_LOCK = threading.Lock()
+
+
+def rendered_question(version, seed: int):
+    """`render_question` for a stored version, cached per process: a version's content
+    never changes (an edit makes a new version), so (version id, seed) fixes the page,
+    and rendering Markdown, math and templates is most of a question page's cost."""
+    key = (version.id, seed)
+    with _RENDERED_LOCK:
+        if key in _RENDERED:
+            _RENDERED.move_to_end(key)
+            return _RENDERED[key]
+    rendered = render_question(Question.from_data(version.data), seed)
+    with _RENDERED_LOCK:
+        _RENDERED[key] = rendered
+        while len(_RENDERED) > _RENDERED_MAX:
+            _RENDERED.popitem(last=False)
+    return rendered
+
+
 def question_page(*, user, version, seed: int, hints_taken: int, gave_up: bool) -> dict:
     """Everything the question page shows for one variant: the rendered question, the
     latest attempt per part, the hints taken so far, and whether the solution is open."""
     question = Question.from_data(version.data)
-    rendered = render_question(question, seed)
+    rendered = rendered_question(version, seed)
     latest = {}
     practice = Attempt.objects.filter(user=user, question_version=version, variant_seed=seed, interview_link__isnull=True)
     for attempt in practice:
@@ -100,7 +124,7 @@ def verdict_context(attempt, *, part_id: str, reading=None) -> dict:
         return context
     question = Question.from_data(attempt.question_version.data)
     if question.part(part_id).kind == "explain":
-        rendered = render_question(question, attempt.variant_seed)
+        rendered = rendered_question(attempt.question_version, attempt.variant_seed)
         context["review"] = explain_review(next(p for p in rendered.parts if p.id == part_id), attempt)
     elif attempt.correct:
         # The answer that solves the question also opens its solution (an out-of-band swap).
