@@ -120,6 +120,7 @@ USE_TZ = True
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "filesystem://")
 CELERY_BROKER_DIR = Path(env_str("CELERY_BROKER_DIR", str(VAR_DIR / "broker")))
 if CELERY_BROKER_URL.startswith("filesystem://"):
+    (CELERY_BROKER_DIR / "control").mkdir(parents=True, exist_ok=True)  # kombu does not create them
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(CELERY_BROKER_DIR),
         "data_folder_out": str(CELERY_BROKER_DIR),
