@@ -113,7 +113,7 @@ def validate_paths(paths: list[Path | str] | None = None) -> list[FileReport]:
     paths = bank_files() if paths is None else [Path(path) for path in paths]
     reports = [validate_file(path) for path in paths]
     _check_unique(reports, "slug")
-    _check_unique(reports, "seed")
+    _check_unique_seed_versions(reports)
     return reports
 
 
@@ -129,6 +129,24 @@ def _check_unique(reports: list[FileReport], key: str) -> None:
             )
         else:
             first_seen[value] = report.path
+
+
+def _check_unique_seed_versions(reports: list[FileReport]) -> None:
+    """A catalogue entry may be asked in several forms (a numeric question and a kernel
+    to write), but two files with the same seed and the same kinds of part are a copy."""
+    first_seen: dict = {}
+    for report in reports:
+        if report.question is None:
+            continue
+        kinds = tuple(sorted({part.kind for part in report.question.parts}))
+        key = (report.question.seed, kinds)
+        if key in first_seen:
+            report.problems.append(Problem(
+                report.path, report.lines.line_of(("seed",)),
+                f"seed {key[0]} with parts of kinds {', '.join(kinds)} is also used by {first_seen[key]}",
+            ))
+        else:
+            first_seen[key] = report.path
 
 
 def _validate_loaded(loaded: LoadedFile, file_path: Path | None) -> FileReport:
@@ -290,6 +308,8 @@ class _Engine:
             if graded < MAX_GRADED_VARIANTS and answers is not None:
                 graded += 1
                 self._check_grading(question, specs, variant, report)
+                if graded == 1:
+                    self._check_kind_specific(question, specs, variant, report)
         self._check_seed_draws(question, report)
         self._check_checks(question, report)
         return report.problems
@@ -405,6 +425,20 @@ class _Engine:
                     same_as=("reference wrong", part.id),
                 )
             self._check_mistakes(part, index, kind, spec, context, report, choices)
+
+    def _check_kind_specific(self, question: Question, specs: dict, variant, report: _Reporter) -> None:
+        """What only a part's kind can check (code: every example solution gets its
+        expected verdict in the sandbox); once per question, on the first variant."""
+        for index, part in enumerate(question.parts):
+            if part.id not in specs:
+                continue
+            try:
+                problems = self.registry.get_kind(part.kind).validate_part(specs[part.id], variant.context)
+            except Exception as error:
+                problems = [f"checking the part fails: {_error_text(error)}"]
+            for problem in problems:
+                report.add(("parts", index), f"part {part.id!r}: {problem}", variant.choices,
+                           same_as=("kind check", part.id, problem))
 
     def _check_mistakes(self, part, index: int, kind, spec, context, report: _Reporter, choices: dict) -> None:
         try:

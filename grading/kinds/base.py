@@ -140,6 +140,12 @@ class AnswerKind(ABC):
         """For each listed mistake, a candidate-style text and the feedback ``grade``
         must give for it. Validation checks each pair."""
 
+    def validate_part(self, spec: PartSpec, context: Mapping) -> list[str]:
+        """Problems beyond the reference and the listed mistakes that only this kind can
+        check (code: run every example solution and compare with its expected verdict).
+        Called by the bank's validation once per question; the default has none."""
+        return []
+
 
 def render_feedback(text: str, context) -> str:
     """An author's feedback with its ``{{ }}`` templates filled for this variant.

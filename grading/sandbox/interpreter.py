@@ -121,8 +121,8 @@ class Interpreter:
         """
         try:
             os.setpriority(os.PRIO_USER, self.slot.uid, 0)
-        except PermissionError:
-            pass
+        except (PermissionError, ProcessLookupError):
+            pass  # no right to raise it, or the slot user has no process left to raise
 
     def _supervise(self, limits: Limits, started: float, cpu_start: float,
                    oom_start: int) -> SandboxResult:

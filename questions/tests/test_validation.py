@@ -133,11 +133,14 @@ def test_slugs_are_unique_across_files(tmp_path):
     assert [problem.message for problem in reports[1].problems] == [f"slug 'decode-floor-test' is also used by {reports[0].path}"]
 
 
-def test_seeds_are_unique_across_files(tmp_path):
+def test_a_seed_is_asked_once_per_kind_of_parts(tmp_path):
     first = write_question(tmp_path)
     second = write_question(tmp_path, slug="another-take")
     reports = validate_paths([first, second])
-    assert [problem.message for problem in reports[1].problems] == [f"seed 1 is also used by {reports[0].path}"]
+    kinds = ", ".join(sorted({part.kind for part in reports[0].question.parts}))
+    assert [problem.message for problem in reports[1].problems] == [
+        f"seed 1 with parts of kinds {kinds} is also used by {reports[0].path}"
+    ]
 
 
 def test_command_line_prints_problems_and_exits_non_zero(tmp_path, capsys):

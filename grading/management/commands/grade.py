@@ -1,11 +1,17 @@
 """Grade one answer from the command line, exactly as the site would.
 
     manage.py grade SLUG --part PART --answer "TEXT" [--seed N] [--json]
+    manage.py grade SLUG --part PART --file solution.py [--judge-seed N] [--json]
     manage.py grade --spec part.yaml --answer "TEXT" [--json]
 
 A bank question is read from its file (no database needed), its variant drawn from the
 seed; a spec file is one part written with the question format's keys, graded with an
 empty context plus the catalogue, so an author can try a part before writing the question.
+`--file` reads the answer from a file: for a code part, the candidate's Python, run in
+the sandbox exactly as the worker would (hidden tests from a fresh secret seed, or from
+`--judge-seed` to replay one). The JSON carries the verdict's fields plus `verdict`: the
+code verdict (accepted, wrong_answer, runtime_error, ...) for code parts, else correct,
+wrong, invalid or ungraded.
 """
 
 import json
@@ -38,11 +44,18 @@ class Command(BaseCommand):
         parser.add_argument("slug", nargs="?", help="the bank question's slug")
         parser.add_argument("--part", help="the part id (bank questions)")
         parser.add_argument("--spec", type=Path, help="a YAML or JSON file holding one part spec")
-        parser.add_argument("--answer", required=True, help="the candidate's answer text")
+        answer = parser.add_mutually_exclusive_group(required=True)
+        answer.add_argument("--answer", help="the candidate's answer text")
+        answer.add_argument("--file", type=Path, help="a file holding the answer (a code part's solution.py)")
         parser.add_argument("--seed", type=int, default=0, help="the variant seed (default 0)")
+        parser.add_argument("--judge-seed", type=int, default=None,
+                            help="code parts: the hidden tests' seed (default: a fresh secret one)")
         parser.add_argument("--json", dest="as_json", action="store_true", help="print the verdict as JSON")
 
-    def handle(self, *args, slug=None, part=None, spec=None, answer, seed, as_json: bool, **options):
+    def handle(self, *args, slug=None, part=None, spec=None, answer=None, file=None, seed, judge_seed=None,
+               as_json: bool, **options):
+        if file is not None:
+            answer = _read_answer(file)
         if bool(slug) == bool(spec):
             raise CommandError("give either a question SLUG (with --part) or --spec FILE")
         if spec:
@@ -57,11 +70,13 @@ class Command(BaseCommand):
                 ids = ", ".join(p.id for p in question.parts)
                 raise CommandError(f"{slug} has no part {part!r} (parts: {ids})") from None
             context = draw_variant(question, seed).context
+        if judge_seed is not None:
+            context = {**context, "judge_seed": judge_seed}
         try:
             verdict = grading.grade(part_raw, answer, context)
         except grading.SpecError as error:
             raise CommandError(f"the part spec is invalid: {error}") from None
-        self._print(verdict.to_dict(), as_json=as_json)
+        self._print({**verdict.to_dict(), "verdict": _verdict_name(part_raw, verdict)}, as_json=as_json)
 
     def _spec_part(self, path: Path):
         if not path.is_file():
@@ -79,8 +94,27 @@ class Command(BaseCommand):
         if as_json:
             self.stdout.write(json.dumps(verdict, indent=2, ensure_ascii=False))
             return
-        for key in ("valid", "correct", "score", "interpreted", "feedback", "mistake", "expected"):
+        for key in ("verdict", "valid", "correct", "score", "interpreted", "feedback", "mistake", "expected"):
             self.stdout.write(f"{key:>12}: {verdict.get(key)}")
+
+
+def _read_answer(path: Path) -> str:
+    if not path.is_file():
+        raise CommandError(f"{path}: no such file")
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise CommandError(f"{path}: not UTF-8 text") from None
+
+
+def _verdict_name(part_raw, verdict) -> str:
+    """One word for the outcome: the code verdict for code parts (kept in
+    Verdict.mistake), else correct / wrong / invalid / ungraded."""
+    if not verdict.valid:
+        return "invalid"
+    if part_raw.get("kind") == "code" and verdict.mistake:
+        return verdict.mistake
+    return {True: "correct", False: "wrong", None: "ungraded"}[verdict.correct]
 
 
 def _wrapper(part_raw: dict) -> dict:

@@ -1,0 +1,222 @@
+"""Test cases and the data that crosses the sandbox boundary.
+
+A ``Case`` is one call (or, for a class entrypoint, one script of method calls) with
+named inputs. Going in, inputs become files: each NumPy array an ``.npy`` written without
+pickle, everything else JSON in ``cases.json``. Coming out, the harness writes one JSON
+file per case whose arrays are ``.npy`` files it names; ``decode_output`` reads them back
+with ``allow_pickle=False`` and refuses anything it does not understand. No pickle
+crosses the boundary in either direction.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+MANIFEST_NAME = "cases.json"
+# The harness writes each case's result as ``<case id>.json``; arrays inside it are
+# ``{"__ndarray__": "<case id>.<n>.npy"}``.
+ARRAY_TAG = "__ndarray__"
+MAX_OUTPUT_JSON_BYTES = 4 * 1024 * 1024
+MAX_OUTPUT_DEPTH = 32
+_SAFE_FILE_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,80}$")
+
+
+@dataclass(frozen=True)
+class Call:
+    """One method call on the instance a class entrypoint built."""
+
+    method: str
+    args: tuple = ()
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One test of a candidate's entrypoint.
+
+    - ``name`` names the situation ("tied logits at the cutoff"); the verdict quotes it.
+    - ``group`` is the test group the case scores in (a part's ``groups``).
+    - ``args``/``kwargs``: NumPy arrays or JSON values (numbers, strings, lists, dicts,
+      None). For a function the call is ``entrypoint(*args, **kwargs)``; for a class,
+      the constructor's.
+    - ``calls``: for a class entrypoint, the methods called in order on the instance;
+      the case's output is the list of their return values. ``None`` for functions.
+    - ``secret``: trusted-side data for the reference and the check (an analytic
+      distribution, a bound); never sent to the sandbox.
+    """
+
+    name: str
+    group: str
+    args: tuple = ()
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+    calls: tuple[Call, ...] | None = None
+    secret: Mapping[str, Any] = field(default_factory=dict)
+
+    def describe_inputs(self, limit: int = 600) -> str:
+        """The inputs written out in full (for visible examples only), cut at ``limit``."""
+        pieces = [_short_repr(value) for value in self.args]
+        pieces += [f"{key}={_short_repr(value)}" for key, value in self.kwargs.items()]
+        text = f"({', '.join(pieces)})"
+        if self.calls is not None:
+            steps = "; ".join(
+                f".{call.method}({', '.join(_short_repr(arg) for arg in call.args)})" for call in self.calls
+            )
+            text = f"{text} then {steps}"
+        return text if len(text) <= limit else text[: limit - 3] + "..."
+
+    def describe_shapes(self) -> str:
+        """Shapes and dtypes of the array inputs, sizes of the others: what a hidden
+        case may reveal."""
+        pieces = [_shape_of(value) for value in self.args]
+        pieces += [f"{key}: {_shape_of(value)}" for key, value in self.kwargs.items()]
+        text = ", ".join(pieces)
+        if self.calls is not None:
+            text = f"{text}; {len(self.calls)} method calls"
+        return text
+
+
+def _short_repr(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        with np.printoptions(threshold=40, edgeitems=4, precision=6, linewidth=10**6):
+            text = " ".join(np.array2string(value, separator=", ").split())
+        return f"np.array({text}, dtype={value.dtype})"
+    return repr(value)
+
+
+def _shape_of(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        return f"{value.dtype}{list(value.shape)}"
+    if isinstance(value, (list, tuple, dict, str)):
+        return f"{type(value).__name__} of {len(value)}"
+    return type(value).__name__
+
+
+# ---------------------------------------------------------------- going in
+
+
+def case_id(index: int) -> str:
+    return f"c{index:03d}"
+
+
+def encode_cases(cases: list[Case], entrypoint: str) -> dict[str, bytes]:
+    """The sandbox input files for ``cases``: ``cases.json`` plus one ``.npy`` per
+    array argument. Raises ``TypeError`` for an input that is neither an array nor
+    JSON (a judge module's bug)."""
+    files: dict[str, bytes] = {}
+    manifest = []
+    for index, case in enumerate(cases):
+        cid = case_id(index)
+        counter = iter(range(10**6))
+
+        def put(value: Any) -> dict:
+            if isinstance(value, np.ndarray):
+                if value.dtype.hasobject:
+                    raise TypeError(f"case {case.name!r}: object arrays cannot be sent")
+                name = f"{cid}_in{next(counter)}.npy"
+                buffer = io.BytesIO()
+                np.save(buffer, value, allow_pickle=False)
+                files[name] = buffer.getvalue()
+                return {"npy": name}
+            _check_json(value, case.name)
+            return {"json": value}
+
+        entry = {
+            "id": cid,
+            "args": [put(value) for value in case.args],
+            "kwargs": {key: put(value) for key, value in case.kwargs.items()},
+            "calls": None,
+        }
+        if case.calls is not None:
+            entry["calls"] = [
+                {
+                    "method": call.method,
+                    "args": [put(value) for value in call.args],
+                    "kwargs": {key: put(value) for key, value in call.kwargs.items()},
+                }
+                for call in case.calls
+            ]
+        manifest.append(entry)
+    files[MANIFEST_NAME] = json.dumps({"entrypoint": entrypoint, "cases": manifest}).encode()
+    return files
+
+
+def _check_json(value: Any, case_name: str) -> None:
+    try:
+        json.dumps(value, allow_nan=True)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"case {case_name!r}: input {value!r} is not JSON: {error}") from None
+
+
+# ---------------------------------------------------------------- coming out
+
+
+class MalformedOutput(ValueError):
+    """The sandbox's output for a case cannot be read as data the judge understands."""
+
+
+@dataclass(frozen=True)
+class RawOutcome:
+    """What the harness reported for one case: a value, an error, or nothing."""
+
+    present: bool
+    value: Any = None
+    error: Mapping | None = None
+
+
+def decode_output(cid: str, files: Mapping[str, bytes]) -> RawOutcome:
+    """Read case ``cid``'s result from the sandbox's output files. A missing file is
+    ``present=False``; anything unreadable raises ``MalformedOutput``."""
+    raw = files.get(f"{cid}.json")
+    if raw is None:
+        return RawOutcome(present=False)
+    if len(raw) > MAX_OUTPUT_JSON_BYTES:
+        raise MalformedOutput(f"the result file is {len(raw)} bytes, more than the judge reads")
+    try:
+        document = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as error:
+        raise MalformedOutput(f"the result file is not JSON ({type(error).__name__})") from None
+    if not isinstance(document, dict) or len(document) != 1 or not ({"value", "error"} & set(document)):
+        raise MalformedOutput("the result file is not what the harness writes")
+    if "error" in document:
+        error = document["error"]
+        if not isinstance(error, dict) or not all(isinstance(error.get(key), str) for key in ("type", "message")):
+            raise MalformedOutput("the error record is not what the harness writes")
+        return RawOutcome(present=True, error=error)
+    return RawOutcome(present=True, value=_restore(document["value"], cid, files, 0))
+
+
+def _restore(node: Any, cid: str, files: Mapping[str, bytes], depth: int) -> Any:
+    if depth > MAX_OUTPUT_DEPTH:
+        raise MalformedOutput("the result is nested too deeply")
+    if isinstance(node, dict):
+        if set(node) == {ARRAY_TAG}:
+            return _load_array(node[ARRAY_TAG], cid, files)
+        return {key: _restore(value, cid, files, depth + 1) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_restore(value, cid, files, depth + 1) for value in node]
+    if node is None or isinstance(node, (str, bool, int, float)):
+        return node
+    raise MalformedOutput(f"unexpected {type(node).__name__} in the result")
+
+
+def _load_array(name: Any, cid: str, files: Mapping[str, bytes]) -> np.ndarray:
+    if not isinstance(name, str) or not _SAFE_FILE_NAME.match(name) or not name.startswith(f"{cid}."):
+        raise MalformedOutput("the result names an array file the harness would not write")
+    data = files.get(name)
+    if data is None:
+        raise MalformedOutput(f"the array file {name} is missing")
+    try:
+        array = np.load(io.BytesIO(data), allow_pickle=False)
+    except (ValueError, OSError, EOFError) as error:
+        # allow_pickle=False turns an object array (a pickle) into this error.
+        raise MalformedOutput(f"the array file {name} is not a plain .npy array ({error})") from None
+    if not isinstance(array, np.ndarray) or array.dtype.hasobject:
+        raise MalformedOutput(f"the array file {name} is not a plain .npy array")
+    return array

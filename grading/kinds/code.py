@@ -1,0 +1,343 @@
+"""Code parts: the candidate writes Python; the sandbox runs it against hidden tests.
+
+``interpret`` only reads the text (size cap, ``ast.parse``, the entrypoint defined at
+top level) and never runs anything. ``grade`` runs it in the sandbox through
+``grading.judge`` on the visible examples and on hidden cases drawn from a secret seed:
+``context["judge_seed"]`` when the caller fixes one (tests, ``manage.py grade --seed``),
+else a fresh one from ``secrets`` for every submission. The seed is never shown. The
+code verdict (accepted, wrong_answer, runtime_error, time_limit, memory_limit,
+output_limit, rejected) is ``Verdict.mistake``; ``feedback`` is the summary.
+FORMAT.md, "code parts", is the spec format.
+"""
+
+from __future__ import annotations
+
+import ast
+import html
+import re
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from grading.judge.contract import JudgeNotFound, judge_path, load_judge
+from grading.judge.feedback import GroupSpec, verdict_from_report
+from grading.judge.runner import Outcome, judge_submission
+from grading.kinds.base import AnswerKind, PartSpec, SpecError, common_fields, require_text
+from grading.registry import register
+from grading.verdict import Verdict
+
+MAX_SOURCE_BYTES = 64 * 1024
+SEED_CONTEXT_KEY = "judge_seed"
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_GROUP_ID = re.compile(r"^[a-z0-9_-]+$")
+# Limits an author may set per part, in the sandbox's units (memory in MB here).
+LIMIT_KEYS = {"cpu_seconds": float, "wall_seconds": float, "memory_mb": int}
+# Generous for a cold interpreter that imports torch (seconds of CPU on its own); the
+# hidden tests themselves take well under a second for a reasonable solution.
+DEFAULT_LIMITS = {"cpu_seconds": 10.0, "wall_seconds": 20.0, "memory_mb": 1024}
+
+
+@dataclass(frozen=True)
+class CodeExample:
+    """A visible example as the statement shows it; the judge's ``examples()`` case of
+    the same name is what runs."""
+
+    name: str
+    call: str
+    result: str
+
+
+@dataclass(frozen=True)
+class ExampleSolution:
+    """An author's solution and the verdict it must get; ``failing_groups``, when
+    given, is exactly the set of groups it must fail."""
+
+    code: str
+    verdict: Outcome
+    failing_groups: tuple[str, ...] | None = None
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class CodeSpec(PartSpec):
+    entrypoint: str = ""
+    judge: str = ""
+    starter: str = ""
+    examples: tuple[CodeExample, ...] = ()
+    groups: tuple[GroupSpec, ...] = ()
+    solutions: tuple[ExampleSolution, ...] = ()
+    limits: tuple[tuple[str, float], ...] = ()
+
+    @property
+    def limits_dict(self) -> dict:
+        return {**DEFAULT_LIMITS, **dict(self.limits)}
+
+
+@register
+class CodeKind(AnswerKind):
+    """``code`` parts (FORMAT.md, "code parts")."""
+
+    name = "code"
+    keys = frozenset({"entrypoint", "judge", "starter", "examples", "groups", "solutions", "limits"})
+
+    # ------------------------------------------------------------ the spec
+
+    def load_spec(self, raw: Mapping) -> CodeSpec:
+        common = common_fields(raw, self.name, self.keys)
+        entrypoint = require_text(raw, "entrypoint")
+        if not _IDENTIFIER.match(entrypoint):
+            raise SpecError("must be a Python identifier", "entrypoint")
+        judge = require_text(raw, "judge")
+        try:
+            judge_path(judge)
+        except JudgeNotFound as error:
+            raise SpecError(str(error), "judge") from None
+        starter = require_text(raw, "starter")
+        reading = read_source(starter, entrypoint)
+        if isinstance(reading, Verdict):
+            raise SpecError(f"the starter does not read: {reading.feedback}", "starter")
+        return CodeSpec(**common, entrypoint=entrypoint, judge=judge, starter=raw["starter"],
+                        examples=_load_examples(raw), groups=_load_groups(raw),
+                        solutions=_load_solutions(raw, entrypoint), limits=_load_limits(raw))
+
+    # ------------------------------------------------------------ the answer
+
+    def interpret(self, spec: CodeSpec, text: str, context: Mapping) -> Verdict:
+        reading = read_source(text, spec.entrypoint)
+        if isinstance(reading, Verdict):
+            return reading
+        return Verdict(valid=True, correct=None, score=0.0, interpreted=reading,
+                       interpreted_html=html.escape(reading))
+
+    def grade(self, spec: CodeSpec, text: str, context: Mapping) -> Verdict:
+        reading, report = _judge(spec, text, submission_seed(context))
+        if report is None:
+            return reading
+        return verdict_from_report(report, spec.groups, reading, limits_text(spec))
+
+    def try_examples(self, spec: CodeSpec, text: str) -> Verdict:
+        """Run ``text`` on the visible examples only (the editor's "run" button): one
+        line per example in ``feedback``, ``correct`` None and score 0 (nothing is
+        graded, no hidden case is drawn). Same sandbox, same limits as ``grade``."""
+        reading, report = _judge(spec, text, None)
+        if report is None:
+            return reading
+        if not report.results:
+            summary = verdict_from_report(report, (), reading, limits_text(spec)).feedback
+        else:
+            summary = "\n".join(
+                f"{'passed' if result.passed else result.outcome.label.lower()}: {result.case.name}"
+                + ("" if result.passed else f" ({result.detail})") for result in report.results)
+        return Verdict(valid=True, correct=None, score=0.0, interpreted=reading,
+                       interpreted_html=html.escape(reading), feedback=summary, mistake=report.outcome.value)
+
+    def reference_answer(self, spec: CodeSpec, context: Mapping) -> str:
+        return next(solution.code for solution in spec.solutions if solution.verdict is Outcome.ACCEPTED)
+
+    def mistake_answers(self, spec: CodeSpec, context: Mapping) -> list[tuple[str, str]]:
+        """Each wrong example solution and its verdict name (what ``Verdict.mistake``
+        holds when it is graded)."""
+        return [(solution.code, solution.verdict.value) for solution in spec.solutions
+                if solution.verdict is not Outcome.ACCEPTED]
+
+    def validate_part(self, spec: CodeSpec, context: Mapping) -> list[str]:
+        return validate_code_part(spec, context)
+
+
+def _judge(spec: CodeSpec, text: str, seed: int | None):
+    """(description, JudgeReport) for code that was run; (invalid Verdict, None) for code
+    that cannot be read or could not be run (no sandbox, or the sandbox failed), which
+    costs the candidate nothing."""
+    reading = read_source(text, spec.entrypoint)
+    if isinstance(reading, Verdict):
+        return reading, None
+    unavailable = sandbox_unavailable_reason()
+    if unavailable:
+        return Verdict.invalid(f"Code cannot be run on this server right now ({unavailable}); "
+                               "this answer was not graded.", reading), None
+    try:
+        judge = load_judge(spec.judge, spec.id)
+    except JudgeNotFound as error:
+        raise SpecError(str(error), "judge") from None
+    from grading.sandbox import SandboxError
+
+    try:
+        return reading, judge_submission(judge=judge, source=text, entrypoint=spec.entrypoint, seed=seed,
+                                         limits=sandbox_limits(spec))
+    except SandboxError as error:
+        return Verdict.invalid(f"The sandbox failed before running this answer ({error}); "
+                               "it was not graded. Please submit again.", reading), None
+
+
+# ---------------------------------------------------------------- reading source
+
+
+def read_source(text, entrypoint: str) -> str | Verdict:
+    """What ``interpret`` reads: a one-line description of valid source, or an invalid
+    verdict saying where and why. Parses only; never compiles or runs the code."""
+    if not isinstance(text, str) or not text.strip():
+        return Verdict.invalid("Write your code first.")
+    try:
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError:
+        return Verdict.invalid("The code contains characters that are not valid text.")
+    if size > MAX_SOURCE_BYTES:
+        return Verdict.invalid(f"The code is {size // 1024} KB; the limit is {MAX_SOURCE_BYTES // 1024} KB.")
+    try:
+        module = ast.parse(text, filename="solution.py")
+    except SyntaxError as error:
+        where = f" at line {error.lineno}, column {error.offset}" if error.lineno else ""
+        return Verdict.invalid(f"Syntax error{where}: {error.msg}.")
+    except (RecursionError, MemoryError):
+        return Verdict.invalid("The code is nested too deeply to read.")
+    except ValueError as error:  # a NUL character, on some Python versions
+        return Verdict.invalid(f"The code cannot be read: {error}.")
+    line = _top_level_definition(module, entrypoint)
+    lines = text.count("\n") + 1
+    if line is None:
+        return Verdict.invalid(f"Define {entrypoint} at the top level of your code (not inside "
+                               "another function, class or block).")
+    return f"Python, {lines} lines; defines {entrypoint} at line {line}"
+
+
+def _top_level_definition(module: ast.Module, name: str) -> int | None:
+    for node in module.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == name:
+            return node.lineno
+        if isinstance(node, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id == name for target in node.targets
+        ):
+            return node.lineno
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == name \
+                and node.value is not None:
+            return node.lineno
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+            (alias.asname or alias.name.split(".")[0]) == name for alias in node.names
+        ):
+            return node.lineno
+    return None
+
+
+# ---------------------------------------------------------------- seeds and limits
+
+
+def submission_seed(context: Mapping) -> int:
+    """The hidden tests' seed: the context's ``judge_seed`` when set, else a new secret
+    one (so every submission meets different inputs)."""
+    fixed = context.get(SEED_CONTEXT_KEY) if isinstance(context, Mapping) else None
+    if isinstance(fixed, int) and not isinstance(fixed, bool) and fixed >= 0:
+        return fixed
+    return secrets.randbits(63)
+
+
+def sandbox_unavailable_reason() -> str:
+    """"" when the sandbox can run code here, else why not."""
+    try:
+        from grading.sandbox import sandbox_available
+    except Exception as error:  # noqa: BLE001 - a missing or broken install says why
+        return f"the sandbox does not import: {error}"
+    ok, reason = sandbox_available()
+    return "" if ok else (reason or "the sandbox is not installed")
+
+
+def sandbox_limits(spec: CodeSpec):
+    from grading.sandbox import Limits
+
+    limits = spec.limits_dict
+    return Limits(cpu_seconds=limits["cpu_seconds"], wall_seconds=limits["wall_seconds"],
+                  memory_bytes=int(limits["memory_mb"]) << 20)
+
+
+def limits_text(spec: CodeSpec) -> str:
+    limits = spec.limits_dict
+    return f"{limits['cpu_seconds']:g} s CPU, {limits['wall_seconds']:g} s wall, {limits['memory_mb']} MB"
+
+
+# ---------------------------------------------------------------- spec pieces
+
+
+def _load_examples(raw: Mapping) -> tuple[CodeExample, ...]:
+    items = raw.get("examples")
+    if not isinstance(items, list) or not items:
+        raise SpecError("needs a non-empty list of {name, call, result}", "examples")
+    examples = []
+    for index, item in enumerate(items):
+        label = f"examples[{index}]"
+        if not isinstance(item, Mapping) or set(item) != {"name", "call", "result"}:
+            raise SpecError("must be {name, call, result}", label)
+        examples.append(CodeExample(*(require_text(item, key, label=f"{label}.{key}") for key in ("name", "call", "result"))))
+    names = [example.name for example in examples]
+    if len(set(names)) != len(names):
+        raise SpecError("example names must be unique", "examples")
+    return tuple(examples)
+
+
+def _load_groups(raw: Mapping) -> tuple[GroupSpec, ...]:
+    items = raw.get("groups", [])
+    if not isinstance(items, list):
+        raise SpecError("must be a list of {id, points, description}", "groups")
+    groups = []
+    for index, item in enumerate(items):
+        label = f"groups[{index}]"
+        if not isinstance(item, Mapping) or not {"id", "points"} <= set(item) <= {"id", "points", "description"}:
+            raise SpecError("must be {id, points, description}", label)
+        if not isinstance(item["id"], str) or not _GROUP_ID.match(item["id"]):
+            raise SpecError("must be a-z, 0-9, '_' or '-'", f"{label}.id")
+        points = item["points"]
+        if isinstance(points, bool) or not isinstance(points, (int, float)) or points <= 0:
+            raise SpecError("must be a positive number", f"{label}.points")
+        groups.append(GroupSpec(item["id"], float(points), str(item.get("description", ""))))
+    if len({group.id for group in groups}) != len(groups):
+        raise SpecError("group ids must be unique", "groups")
+    return tuple(groups)
+
+
+def _load_solutions(raw: Mapping, entrypoint: str) -> tuple[ExampleSolution, ...]:
+    items = raw.get("solutions")
+    if not isinstance(items, list) or not items:
+        raise SpecError("needs a list of {verdict, code}: one accepted, and the wrong ones", "solutions")
+    group_ids = {group.id for group in _load_groups(raw)}
+    verdicts = {outcome.value: outcome for outcome in Outcome}
+    solutions = []
+    for index, item in enumerate(items):
+        label = f"solutions[{index}]"
+        if not isinstance(item, Mapping) or not {"verdict", "code"} <= set(item) <= {"verdict", "code", "failing_groups", "why"}:
+            raise SpecError("must be {verdict, code, failing_groups, why}", label)
+        verdict = verdicts.get(item["verdict"])
+        if verdict is None:
+            raise SpecError(f"must be one of {', '.join(verdicts)}", f"{label}.verdict")
+        code = require_text(item, "code", label=f"{label}.code")
+        reading = read_source(code, entrypoint)
+        if isinstance(reading, Verdict):
+            raise SpecError(reading.feedback, f"{label}.code")
+        failing = item.get("failing_groups")
+        if failing is not None:
+            if not isinstance(failing, list) or not all(group in group_ids for group in failing):
+                raise SpecError("must list ids from the part's groups", f"{label}.failing_groups")
+            failing = tuple(sorted(failing))
+        solutions.append(ExampleSolution(code=item["code"], verdict=verdict, failing_groups=failing,
+                                         why=str(item.get("why", ""))))
+    if not any(solution.verdict is Outcome.ACCEPTED for solution in solutions):
+        raise SpecError("needs at least one solution with verdict accepted", "solutions")
+    return tuple(solutions)
+
+
+def _load_limits(raw: Mapping) -> tuple[tuple[str, float], ...]:
+    items = raw.get("limits", {})
+    if not isinstance(items, Mapping):
+        raise SpecError(f"must map some of {', '.join(LIMIT_KEYS)} to numbers", "limits")
+    limits = []
+    for key, value in items.items():
+        if key not in LIMIT_KEYS:
+            raise SpecError(f"unknown limit (known: {', '.join(LIMIT_KEYS)})", f"limits.{key}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            raise SpecError("must be a positive number", f"limits.{key}")
+        limits.append((key, LIMIT_KEYS[key](value)))
+    return tuple(sorted(limits))
+
+
+def validate_code_part(spec, context: Mapping, **options) -> list[str]:
+    """Every problem with a code part: see ``grading.judge.validation``."""
+    from grading.judge.validation import validate_code_part as validate
+
+    return validate(spec, context, **options)
