@@ -17,12 +17,17 @@ class Attempt(models.Model):
         GRADED = "graded", "Graded"
         FAILED = "failed", "Failed"
 
+    class Purpose(models.TextChoices):
+        ANSWER = "answer", "Answer"  # graded and counted
+        EXAMPLES = "examples", "Run the visible examples"  # feedback only, never scored
+
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="attempts")
     question_version = models.ForeignKey(
         "questions.QuestionVersion", on_delete=models.PROTECT, related_name="attempts"
     )
     part_id = models.CharField(max_length=64)
     part_kind = models.CharField(max_length=16, blank=True, help_text="numeric, formula, explain, code, ...")
+    purpose = models.CharField(max_length=16, choices=Purpose.choices, default=Purpose.ANSWER)
     variant_seed = models.PositiveIntegerField()
     answer = models.TextField()
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)

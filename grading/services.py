@@ -65,7 +65,8 @@ def attempt_interpret(*, version, part_id: str, seed: int, answer: str) -> Verdi
 
 
 def attempt_submit(
-    *, user, version, part_id: str, seed: int, answer: str, hints_used: int = 0, time_taken=None
+    *, user, version, part_id: str, seed: int, answer: str, hints_used: int = 0, time_taken=None,
+    purpose: str = Attempt.Purpose.ANSWER,
 ) -> SubmitResult:
     """Accept a valid answer for grading off the request path.
 
@@ -74,6 +75,8 @@ def attempt_submit(
     its grading task is queued when the transaction commits.
     """
     _, part, context = _part_and_context(version, part_id, seed)
+    if purpose == Attempt.Purpose.EXAMPLES and part.kind not in SANDBOXED_KINDS:
+        raise SubmitRefused("only code parts have examples to run")
     reading = grading.interpret(part.raw, answer, context)
     if not reading.valid:
         return SubmitResult(reading, None)
@@ -87,6 +90,7 @@ def attempt_submit(
             question_version=version,
             part_id=part_id,
             part_kind=part.kind,
+            purpose=purpose,
             variant_seed=seed,
             answer=answer,
             hints_used=hints_used,
@@ -133,7 +137,11 @@ def attempt_grade(attempt_id: int) -> Attempt:
         return _attempt_fail(attempt, f"grading was interrupted {attempt.tries - 1} times")
     try:
         question, part, context = _part_and_context(attempt.question_version, attempt.part_id, attempt.variant_seed)
-        verdict = grading.grade(part.raw, attempt.answer, context)
+        if attempt.purpose == Attempt.Purpose.EXAMPLES:
+            kind = grading.get_kind(part.kind)
+            verdict = kind.try_examples(kind.load_spec(part.raw), attempt.answer)
+        else:
+            verdict = grading.grade(part.raw, attempt.answer, context)
     except SubmitRefused as refusal:
         return _attempt_fail(attempt, str(refusal))
     score = verdict.score * hint_factor(question.hint_cost, attempt.hints_used)
@@ -145,7 +153,7 @@ def attempt_grade(attempt_id: int) -> Attempt:
         graded_at=timezone.now(),
     )
     attempt.refresh_from_db()
-    if written:  # only the delivery whose write landed reports the score
+    if written and attempt.purpose == Attempt.Purpose.ANSWER:  # only the write that landed reports
         attempt_scored.send(sender=Attempt, attempt=attempt)
     return attempt
 

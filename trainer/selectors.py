@@ -76,7 +76,10 @@ def question_page(*, user, version, seed: int, hints_taken: int, gave_up: bool) 
     question = Question.from_data(version.data)
     rendered = rendered_question(version, seed)
     latest = {}
-    practice = Attempt.objects.filter(user=user, question_version=version, variant_seed=seed, interview_link__isnull=True)
+    practice = Attempt.objects.filter(
+        user=user, question_version=version, variant_seed=seed, interview_link__isnull=True,
+        purpose=Attempt.Purpose.ANSWER,
+    )
     for attempt in practice:
         latest.setdefault(attempt.part_id, attempt)  # ordered newest first
     auto_parts = [part.id for part in question.parts if part.is_auto_graded]
@@ -120,7 +123,7 @@ def explain_review(part, attempt) -> dict | None:
 def verdict_context(attempt, *, part_id: str, reading=None) -> dict:
     """What the verdict partial needs for one part's latest attempt (or an unread answer)."""
     context = {"part_id": part_id, "attempt": attempt, "reading": reading, "review": None}
-    if attempt is None or attempt.status != Attempt.Status.GRADED:
+    if attempt is None or attempt.status != Attempt.Status.GRADED or attempt.purpose != Attempt.Purpose.ANSWER:
         return context
     question = Question.from_data(attempt.question_version.data)
     if question.part(part_id).kind == "explain":

@@ -41,6 +41,7 @@ def _practice_attempts(user):
     return Attempt.objects.select_related("question_version").filter(user=user, interview_link__isnull=True)
 
 
+
 def _mark_opened(request, slug: str) -> None:
     """Remember when this variant was first opened, to time the answers to it."""
     request.session.setdefault(f"opened:{slug}", time.time())
@@ -170,6 +171,25 @@ def submit_answer(request, slug, part_id):
             user=request.user, version=version, part_id=part_id,
             seed=_variant_seed(request, slug), answer=request.POST.get("answer", ""),
             hints_used=_hints_taken(request, slug), time_taken=_time_taken(request, slug),
+        )
+    except grading_services.SubmitRefused as refusal:
+        return HttpResponseBadRequest(str(refusal))
+    if not request.htmx:
+        return redirect("question-detail", slug=slug)
+    context = selectors.verdict_context(result.attempt, part_id=part_id, reading=result.verdict)
+    return render(request, f"{TEMPLATE}#verdict", context)
+
+
+@login_required
+@permission_required("grading.submit_attempt", raise_exception=True)
+@require_POST
+def run_examples(request, slug, part_id):
+    """Run a code answer on the part's visible examples (queued like an answer, never scored)."""
+    version = _version_or_404(request, slug)
+    try:
+        result = grading_services.attempt_submit(
+            user=request.user, version=version, part_id=part_id, seed=_variant_seed(request, slug),
+            answer=request.POST.get("answer", ""), purpose=Attempt.Purpose.EXAMPLES,
         )
     except grading_services.SubmitRefused as refusal:
         return HttpResponseBadRequest(str(refusal))

@@ -1,0 +1,83 @@
+"""Code answers through the same attempt path as every other answer: stored, graded by
+the task in the sandbox, verdict on the page; running the examples is never scored."""
+
+import json
+
+import pytest
+from django.urls import reverse
+
+from grading import services
+from grading.models import Attempt
+from grading.sandbox import sandbox_available
+from questions.loader import load_file
+from questions.models import Question, QuestionVersion
+from trainer.models import Progress
+
+AVAILABLE, WHY_NOT = sandbox_available()
+pytestmark = [pytest.mark.sandbox, pytest.mark.skipif(not AVAILABLE, reason=f"sandbox: {WHY_NOT}")]
+HTMX = {"HTTP_HX_REQUEST": "true"}
+BANK_FILE = "questions/bank/speculative/119-top-p-sampler.yaml"
+
+
+@pytest.fixture
+def sampler_question(db):
+    """The bank's top-p question, stored as it is (its solutions are checked by
+    validate_questions already; storing skips running them again)."""
+    data = load_file(BANK_FILE).data
+    question = Question.objects.create(
+        slug=data["slug"], topic=data["topic"], difficulty=data["difficulty"], seed_number=data["seed"],
+        title=data["title"], summary=data["summary"],
+        part_kinds=[[part["id"], part["kind"]] for part in data["parts"]],
+    )
+    version = QuestionVersion.objects.create(
+        question=question, number=1, content_hash="test", source_text="", data_json=json.dumps(data),
+        origin=QuestionVersion.Origin.FILE,
+    )
+    question.current_version = version
+    question.save(update_fields=["current_version"])
+    return version
+
+
+def _code_part(version):
+    return next(part for part in version.as_question().parts if part.kind == "code")
+
+
+def _solution(part, verdict):
+    return next(item["code"] for item in part.raw["solutions"] if item["verdict"] == verdict)
+
+
+def test_accepted_and_wrong_code_get_their_verdicts(candidate, sampler_question):
+    part = _code_part(sampler_question)
+    right = services.attempt_submit(user=candidate, version=sampler_question, part_id=part.id, seed=1,
+                                    answer=_solution(part, "accepted"))
+    graded = services.attempt_grade(right.attempt.id)
+    assert (graded.status, graded.correct, graded.score) == ("graded", True, 1.0)
+    assert graded.verdict["mistake"] == "accepted"
+
+    wrong_code = _solution(part, "wrong_answer")
+    wrong = services.attempt_grade(services.attempt_submit(
+        user=candidate, version=sampler_question, part_id=part.id, seed=1, answer=wrong_code).attempt.id)
+    assert wrong.correct is False and wrong.verdict["mistake"] == "wrong_answer"
+    assert wrong.verdict["feedback"]  # names the first failing case
+    assert Progress.objects.get(user=candidate).attempted
+
+
+def test_running_the_examples_is_shown_but_never_scored(client, login_as, candidate, sampler_question):
+    part = _code_part(sampler_question)
+    login_as(candidate)
+    response = client.post(reverse("run-examples", args=[sampler_question.question.slug, part.id]),
+                           {"answer": _solution(part, "accepted")}, **HTMX)
+    attempt = Attempt.objects.get()
+    assert attempt.purpose == Attempt.Purpose.EXAMPLES
+    assert "Grading" in response.content.decode()
+    services.attempt_grade(attempt.id)
+    poll = client.get(reverse("attempt-status", args=[attempt.id]), **HTMX)
+    assert poll.status_code == 286 and 'data-verdict="examples"' in poll.content.decode()
+    assert "passed" in poll.content.decode()
+    assert not Progress.objects.filter(user=candidate).exists()
+
+
+def test_examples_exist_only_for_code_parts(client, login_as, candidate, decode_question):
+    login_as(candidate)
+    response = client.post(reverse("run-examples", args=["test-decode-floor", "floor"]), {"answer": "1 ms"}, **HTMX)
+    assert response.status_code == 400
