@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -189,34 +190,60 @@ def decode_output(cid: str, files: Mapping[str, bytes]) -> RawOutcome:
         if not isinstance(error, dict) or not all(isinstance(error.get(key), str) for key in ("type", "message")):
             raise MalformedOutput("the error record is not what the harness writes")
         return RawOutcome(present=True, error=error)
-    return RawOutcome(present=True, value=_restore(document["value"], cid, files, 0))
+    return RawOutcome(present=True, value=_restore(document["value"], cid, files, 0, set()))
 
 
-def _restore(node: Any, cid: str, files: Mapping[str, bytes], depth: int) -> Any:
+def _restore(node: Any, cid: str, files: Mapping[str, bytes], depth: int, loaded: set) -> Any:
     if depth > MAX_OUTPUT_DEPTH:
         raise MalformedOutput("the result is nested too deeply")
     if isinstance(node, dict):
         if set(node) == {ARRAY_TAG}:
-            return _load_array(node[ARRAY_TAG], cid, files)
-        return {key: _restore(value, cid, files, depth + 1) for key, value in node.items()}
+            return _load_array(node[ARRAY_TAG], cid, files, loaded)
+        return {key: _restore(value, cid, files, depth + 1, loaded) for key, value in node.items()}
     if isinstance(node, list):
-        return [_restore(value, cid, files, depth + 1) for value in node]
+        return [_restore(value, cid, files, depth + 1, loaded) for value in node]
     if node is None or isinstance(node, (str, bool, int, float)):
         return node
     raise MalformedOutput(f"unexpected {type(node).__name__} in the result")
 
 
-def _load_array(name: Any, cid: str, files: Mapping[str, bytes]) -> np.ndarray:
+def _load_array(name: Any, cid: str, files: Mapping[str, bytes], loaded: set) -> np.ndarray:
     if not isinstance(name, str) or not _SAFE_FILE_NAME.match(name) or not name.startswith(f"{cid}."):
         raise MalformedOutput("the result names an array file the harness would not write")
+    # The harness names each file once; decoding one file many times would multiply it.
+    if name in loaded:
+        raise MalformedOutput(f"the result names the array file {name} more than once")
+    loaded.add(name)
     data = files.get(name)
     if data is None:
         raise MalformedOutput(f"the array file {name} is missing")
     try:
+        _check_npy_size(data)
         array = np.load(io.BytesIO(data), allow_pickle=False)
-    except (ValueError, OSError, EOFError) as error:
-        # allow_pickle=False turns an object array (a pickle) into this error.
+    except Exception as error:  # noqa: BLE001 - whatever NumPy makes of a crafted header
+        # allow_pickle=False turns an object array (a pickle) into a ValueError.
         raise MalformedOutput(f"the array file {name} is not a plain .npy array ({error})") from None
     if not isinstance(array, np.ndarray) or array.dtype.hasobject:
         raise MalformedOutput(f"the array file {name} is not a plain .npy array")
     return array
+
+
+def _check_npy_size(data: bytes) -> None:
+    """Refuse a .npy whose header claims other than the data it holds, before NumPy
+    allocates what the header claims (it does so up front)."""
+    stream = io.BytesIO(data)
+    version = np.lib.format.read_magic(stream)
+    if version == (1, 0):
+        shape, _, dtype = np.lib.format.read_array_header_1_0(stream)
+    elif version == (2, 0):
+        shape, _, dtype = np.lib.format.read_array_header_2_0(stream)
+    else:
+        raise MalformedOutput(f"format version {version[0]}.{version[1]}")
+    if not all(type(size) is int and size >= 0 for size in shape):
+        raise MalformedOutput(f"shape {shape!r}")
+    count = math.prod(shape)
+    if dtype.itemsize == 0 and count:
+        raise MalformedOutput(f"{count} elements of zero bytes")
+    if count * dtype.itemsize != len(data) - stream.tell():
+        raise MalformedOutput(f"its header claims {count * dtype.itemsize} bytes of data, "
+                              f"the file holds {len(data) - stream.tell()}")

@@ -28,6 +28,11 @@ SOLUTION_FILE = "solution.py"
 OUT_DIR = "/sandbox/out"
 HARNESS_SOURCE = (Path(__file__).resolve().parent / "harness.py").read_bytes()
 MAX_TRACEBACK_CHARS = 1500
+# Caps on the error record's text (the harness cuts messages at 2000 characters).
+MAX_ERROR_TYPE_CHARS = 200
+MAX_MESSAGE_CHARS = 2100
+MAX_NOTE_CHARS = 2000
+MAX_DETAIL_CHARS = 4000  # any one case's detail, which the feedback quotes
 
 
 class Outcome(enum.StrEnum):
@@ -136,11 +141,11 @@ def _judge_case(judge: Judge, case: Case, visible: bool, cid: str, expected: Any
     try:
         raw = decode_output(cid, files)
     except MalformedOutput as error:
-        return CaseResult(case, visible, Outcome.WRONG_ANSWER, f"its output could not be read: {error}")
+        return CaseResult(case, visible, Outcome.WRONG_ANSWER, _plain(f"its output could not be read: {error}", MAX_DETAIL_CHARS))
     if not raw.present:
         detail = "the program ended before this case returned"
         detail += f" ({crash})" if crash else " (exit code 0: did something call exit?)"
-        return CaseResult(case, visible, Outcome.RUNTIME_ERROR, detail)
+        return CaseResult(case, visible, Outcome.RUNTIME_ERROR, _plain(detail, MAX_DETAIL_CHARS))
     if raw.error is not None:
         return CaseResult(case, visible, Outcome.RUNTIME_ERROR, _format_error(raw.error))
     try:
@@ -149,7 +154,8 @@ def _judge_case(judge: Judge, case: Case, visible: bool, cid: str, expected: Any
         logger.warning("judge check raised on case %r: %r", case.name, error)
         problem = f"the output is not what was asked for ({type(error).__name__})"
     if problem:
-        return CaseResult(case, visible, Outcome.WRONG_ANSWER, problem)
+        # A judge's line may quote the candidate's output: keep it storable and short.
+        return CaseResult(case, visible, Outcome.WRONG_ANSWER, _plain(str(problem), MAX_DETAIL_CHARS))
     return CaseResult(case, visible, Outcome.ACCEPTED)
 
 
@@ -164,15 +170,24 @@ def _import_error(files: dict) -> str:
 
 
 def _format_error(error: dict) -> str:
-    message = f"{error['type']}: {error['message']}"
+    # The record is the candidate's data, whatever the harness would have written.
+    message = f"{_plain(error['type'], MAX_ERROR_TYPE_CHARS)}: {_plain(error['message'], MAX_MESSAGE_CHARS)}"
     trace = error.get("traceback")
     if isinstance(trace, str) and trace.strip():
-        message = f"{message}\n{trace[-MAX_TRACEBACK_CHARS:]}"
+        message = f"{message}\n{_plain(trace[-MAX_TRACEBACK_CHARS:], MAX_TRACEBACK_CHARS)}"
     return message
 
 
+def _plain(text: str, limit: int) -> str:
+    """Text from the sandbox made fit for a verdict: at most ``limit`` characters, and
+    lone surrogates (JSON can carry them) written out, so that it encodes as UTF-8."""
+    if len(text) > limit:
+        text = text[:limit] + "..."
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def _whole_run_detail(status: str, result) -> str:
-    note = (result.note or "").strip()
+    note = _plain((result.note or "").strip(), MAX_NOTE_CHARS)
     if status == "killed":
         return f"the program was killed ({note or f'signal {result.signal}'})"
     return note

@@ -5,8 +5,8 @@ Run with Debian's /usr/bin/python3, which has libseccomp's bindings (python3-sec
 scripts/setup-sandbox does this. The policy is a deny list on top of the namespaces,
 rlimits and the unprivileged UID: it removes the kernel interfaces a Python solution has no
 use for and that widen the attack surface, so a process that calls one is killed outright
-(reported as "rejected"); network sockets fail with EPERM instead, because libraries probe
-for them harmlessly. Syscalls of another ABI (i386 via int 0x80, x32) are killed by
+(reported as "rejected"); sockets of any family but AF_UNIX fail with EPERM instead, because
+libraries probe for them harmlessly. Syscalls of another ABI (i386 via int 0x80, x32) are killed by
 libseccomp's bad-architecture action.
 """
 
@@ -33,6 +33,9 @@ KILL_SYSCALLS = (
 DENIED_SOCKET_FAMILIES = (
     socket.AF_INET, socket.AF_INET6, socket.AF_NETLINK, socket.AF_PACKET,
 )
+# The only family allowed at all. Others are not all confined by the network namespace:
+# AF_VSOCK reaches the hypervisor's host (CID 2) from any namespace of a VM.
+ALLOWED_SOCKET_FAMILY = socket.AF_UNIX
 
 # clone() flags that would create namespaces (bwrap made its own before the filter loads).
 NAMESPACE_CLONE_FLAGS = (
@@ -63,6 +66,10 @@ def build_filter():
         # setting the upper half would slip past an exact 64-bit match.
         policy.add_rule(seccomp.ERRNO(errno.EPERM), "socket",
                         seccomp.Arg(0, seccomp.MASKED_EQ, 0xFFFFFFFF, family))
+    for call in ("socket", "socketpair"):
+        # Anything but exactly AF_UNIX (upper bits set included) is refused.
+        policy.add_rule(seccomp.ERRNO(errno.EPERM), call,
+                        seccomp.Arg(0, seccomp.NE, ALLOWED_SOCKET_FAMILY))
     for flag in NAMESPACE_CLONE_FLAGS:
         policy.add_rule(
             seccomp.KILL_PROCESS, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag)

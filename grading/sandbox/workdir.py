@@ -87,6 +87,10 @@ class RunDir:
                   skipped: list[str], budget: list[int]) -> None:
         for name in sorted(os.listdir(dir_fd)):
             relative = f"{prefix}{name}"
+            if not _is_utf8(name):
+                # os.listdir's surrogate escapes: text nobody downstream can encode.
+                skipped.append(f"{str(os.fsencode(relative))[2:-1]} (not a UTF-8 name)")
+                continue
             try:
                 fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY,
                              dir_fd=dir_fd)
@@ -119,6 +123,14 @@ class RunDir:
             if _libc.umount2(bytes(self.outbox), 0) != 0:
                 _libc.umount2(bytes(self.outbox), MNT_DETACH)
         shutil.rmtree(self.path, ignore_errors=True)
+
+
+def _is_utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _read_at_most(fd: int, limit: int) -> bytes:
