@@ -23,7 +23,7 @@ from questions.schema import Question
 # A delivery that finds the attempt already claimed this many times gives up on it: a
 # task that keeps killing its worker must end as FAILED, never stay RUNNING.
 MAX_GRADING_TRIES = 3
-QUEUED_KINDS = frozenset({"numeric", "formula", "explain", "code"})
+QUEUED_KINDS = frozenset({"numeric", "formula", "explain", "code", "kernel"})
 # Sandboxed runs are expensive: one user may have this many waiting or running, and
 # start this many per minute; beyond that the answer is refused (costing nothing).
 SANDBOXED_KINDS = frozenset({"code", "kernel"})
@@ -75,7 +75,7 @@ def attempt_submit(
     its grading task is queued when the transaction commits.
     """
     _, part, context = _part_and_context(version, part_id, seed)
-    if purpose == Attempt.Purpose.EXAMPLES and part.kind not in SANDBOXED_KINDS:
+    if purpose == Attempt.Purpose.EXAMPLES and part.kind != "code":
         raise SubmitRefused("only code parts have examples to run")
     reading = grading.interpret(part.raw, answer, context)
     if not reading.valid:
@@ -96,7 +96,7 @@ def attempt_submit(
             hints_used=hints_used,
             time_taken=time_taken,
         )
-        transaction.on_commit(lambda: _enqueue(attempt.id))
+        transaction.on_commit(lambda: _enqueue(attempt.id, part.kind))
     return SubmitResult(reading, attempt)
 
 
@@ -112,10 +112,12 @@ def check_run_rate(user) -> str | None:
     return None
 
 
-def _enqueue(attempt_id: int) -> None:
+def _enqueue(attempt_id: int, part_kind: str) -> None:
+    """Queue the grading task: kernel answers go to the GPU pool when one is configured."""
+    from gpu_runner.routing import queue_for
     from grading.tasks import grade_attempt
 
-    grade_attempt.delay(attempt_id)
+    grade_attempt.apply_async((attempt_id,), queue=queue_for(part_kind))
 
 
 def attempt_grade(attempt_id: int) -> Attempt:

@@ -131,6 +131,10 @@ else:
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600)}
 CELERY_TASK_DEFAULT_QUEUE = "grading"
 GRADING_QUEUE = "grading"
+# Kernel answers are timed on a GPU: when a GPU pool exists, they go to this queue (e.g.
+# gpu.h100; a GPU worker consumes its own, `python -m gpu_runner.devices --queue`). Empty,
+# as in the embedded mode, means "grade them here, for correctness, under Triton's interpreter".
+GPU_QUEUE = env_str("GPU_QUEUE", "")
 # A task is acknowledged only after it ran, and re-delivered if its worker died: an
 # accepted answer is never lost. Tasks are idempotent, so a second run is harmless.
 CELERY_TASK_ACKS_LATE = True
@@ -157,6 +161,8 @@ LOGGING = {
 # --- Consistency checks ----------------------------------------------------------------
 if not SECRET_KEY:
     raise RuntimeError("SECRET_KEY must be set when DEBUG is off")
+if GPU_QUEUE and not GPU_QUEUE.startswith("gpu."):
+    raise RuntimeError(f"GPU_QUEUE must name a gpu.<kind> queue, not {GPU_QUEUE!r}")
 if not DEBUG and SECRET_KEY.startswith("embedded-mode"):
     raise RuntimeError("the embedded SECRET_KEY must not be used with DEBUG off")
 VAR_DIR.mkdir(parents=True, exist_ok=True)

@@ -1,3 +1,3 @@
 """Answer kinds. Importing this package registers the built-in kinds."""
 
-from grading.kinds import code, explain, formula, numeric  # noqa: F401  (registers them)
+from grading.kinds import code, explain, formula, kernel, numeric  # noqa: F401  (registers them)

@@ -1,0 +1,288 @@
+"""Judge one kernel submission: correctness (anywhere), then speed (on a GPU).
+
+``judge_kernel`` is the whole trip on the trusted side: draw the cases from the secret
+seed, compute the references here, send the inputs, the harness and the candidate's file
+to a fresh process (``gpu_runner.process``), read the outputs back as plain data with
+the code judge's ``decode_output`` and check every case (on a GPU: before and after
+timing). On a GPU it then turns the raw samples into medians (``gpu_runner.timing``),
+times the reference kernel the same way in a process of its own, reads the GPU's clocks
+and temperature before and after, and judges each timed shape against the catalogue
+peak of the detected GPU. It returns a ``KernelReport``; ``grading.kinds.kernel`` turns
+that into the candidate's verdict.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from grading.judge.cases import Case, MalformedOutput, case_id, decode_output, encode_cases
+from grading.judge.runner import (
+    _WHOLE_RUN_OUTCOMES, JudgeReport, Outcome, _crash_text, _import_error, _judge_case,
+    _whole_run_detail,
+)
+from gpu_runner import devices, timing
+from gpu_runner.problem import KernelJudge, TimedShape
+
+HARNESS_FILE = "kernel_harness.py"
+OUT_DIR = "/sandbox/out"
+_HERE = Path(__file__).resolve().parent
+_SENT_FILES = {
+    HARNESS_FILE: (_HERE / "harness.py").read_bytes(),
+    "judge_harness.py": (_HERE.parent / "grading" / "judge" / "harness.py").read_bytes(),
+    "timing.py": (_HERE / "timing.py").read_bytes(),
+}
+MAX_SAMPLES_READ = 100_000
+
+
+class KernelOutcome(enum.StrEnum):
+    """Kernel verdicts; the value is what ``Verdict.mistake`` holds. The code verdicts
+    (wrong_answer, runtime_error, time_limit, ...) keep their names."""
+
+    ACCEPTED = "accepted"  # correct, and every timed shape reached the threshold
+    SPEED_NOT_SCORED = "speed_not_scored"  # correct; speed not measured or no catalogue peak
+    TOO_SLOW = "too_slow"  # correct; a timed shape fell short of the threshold
+    INVALID_TIMING = "invalid_timing"  # correct; a time below the physical floor
+    WRONG_ANSWER = "wrong_answer"
+    RUNTIME_ERROR = "runtime_error"
+    TIME_LIMIT = "time_limit"
+    MEMORY_LIMIT = "memory_limit"
+    OUTPUT_LIMIT = "output_limit"
+    REJECTED = "rejected"
+
+    @property
+    def correct(self) -> bool:
+        return self in _CORRECT
+
+
+_CORRECT = {KernelOutcome.ACCEPTED, KernelOutcome.SPEED_NOT_SCORED, KernelOutcome.TOO_SLOW,
+            KernelOutcome.INVALID_TIMING}
+
+
+@dataclass(frozen=True)
+class SpeedSpec:
+    """A part's speed test: ``metric`` (bandwidth or flops), ``peak_field`` (the
+    catalogue FLOP/s field for the flops metric), the ``threshold`` fraction of peak that
+    every timed shape must reach, and the ``share`` of the part's score speed earns."""
+
+    metric: str = "bandwidth"
+    peak_field: str = "fp16_dense"
+    threshold: float = 0.5
+    share: float = 0.5
+
+
+@dataclass(frozen=True)
+class ShapeTiming:
+    """One timed shape, judged on the host from the raw samples."""
+
+    name: str
+    work: timing.Work
+    samples: int = 0
+    median_seconds: float | None = None
+    relative_error: float | None = None
+    stop: str = ""
+    judgement: timing.SpeedJudgement | None = None
+    reference: timing.SpeedJudgement | None = None
+    do_bench_seconds: float | None = None
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class KernelReport:
+    """The judgement of one kernel submission. ``correctness`` holds the case results
+    (on a GPU the after-timing pass is in it too, named so); ``shapes`` is empty unless
+    it was timed; ``note`` says in words what was and was not measured."""
+
+    outcome: KernelOutcome
+    correctness: JudgeReport
+    on_gpu: bool
+    device_name: str | None = None
+    catalogue_key: str | None = None
+    readings: tuple = ()  # DeviceReading before and after, when the host could read them
+    shapes: tuple[ShapeTiming, ...] = ()
+    note: str = ""
+
+
+Runner = Callable[..., object]  # gpu_runner.process: run_python's signature
+
+
+def plan_for(entrypoint: str, on_gpu: bool, shapes: list[TimedShape], *, seed: int, check: bool = True,
+             policy: timing.TimingPolicy = timing.TimingPolicy(), l2_bytes: int = 0,
+             do_bench: bool = False) -> dict:
+    """The harness's ``kernel_plan.json``."""
+    plan = {"mode": "gpu" if on_gpu else "interpret", "entrypoint": entrypoint, "check": check}
+    if on_gpu and shapes:
+        plan.update(timed=[shape.to_json() for shape in shapes], policy=policy.to_json(),
+                    timing_seed=seed % (2**31), l2_bytes=l2_bytes, do_bench=do_bench)
+    return plan
+
+
+def run_files(cases: list[Case], plan: dict, source: str) -> dict[str, bytes]:
+    files = encode_cases(cases, plan["entrypoint"])
+    files.update(_SENT_FILES)
+    files["kernel_plan.json"] = json.dumps(plan).encode()
+    files["solution.py"] = source.encode("utf-8", errors="surrogatepass")
+    return files
+
+
+def judge_kernel(*, judge: KernelJudge, source: str, entrypoint: str, seed: int, speed: SpeedSpec,
+                 on_gpu: bool, run: Runner, limits=None, reference_source: str | None = None,
+                 reference_times: dict | None = None, read_device=devices.read_device,
+                 policy: timing.TimingPolicy = timing.TimingPolicy(), do_bench: bool = False,
+                 timed: bool = True) -> KernelReport:
+    """Judge ``source``. On a GPU the reference kernel is timed from ``reference_source``
+    (a fresh process), unless ``reference_times`` (shape name -> median seconds, from an
+    earlier run in the same session: the device check) is given. ``timed=False`` checks
+    correctness on the GPU's full shapes only (the device check, for answers that must
+    fail correctness anyway)."""
+    cases = judge.cases(np.random.default_rng(seed), on_gpu)
+    expected = [judge.reference(case) for case in cases]
+    shapes = judge.timed_shapes() if on_gpu and timed else []
+    before = read_device() if on_gpu else None
+    key = devices.catalogue_key(before.name) if before else None
+    plan = plan_for(entrypoint, on_gpu, shapes, seed=seed, policy=policy,
+                    l2_bytes=devices.catalogue_l2_bytes(key), do_bench=do_bench)
+    result = run(files=run_files(cases, plan, source), entry=HARNESS_FILE, args=(OUT_DIR,),
+                 **({"limits": limits} if limits is not None else {}))
+    after = read_device() if on_gpu else None
+    readings = tuple(reading for reading in (before, after) if reading is not None)
+    base = {"on_gpu": on_gpu, "device_name": before.name if before else None, "catalogue_key": key,
+            "readings": readings}
+    correctness = check_outputs(judge, cases, expected, result, after_pass=on_gpu and bool(shapes))
+    if correctness.outcome is not Outcome.ACCEPTED:
+        return KernelReport(KernelOutcome(correctness.outcome.value), correctness, **base)
+    if not on_gpu:
+        return KernelReport(KernelOutcome.SPEED_NOT_SCORED, correctness, **base,
+                            note="Speed was not measured: no GPU on this grader, so the kernel ran under "
+                                 "Triton's interpreter on the CPU, on shapes sized for it.")
+    if not shapes:
+        return KernelReport(KernelOutcome.SPEED_NOT_SCORED, correctness, **base,
+                            note="Speed was not measured in this run (correctness only).")
+    measured = read_timing(result.files, shapes)
+    failed = next((shape for shape in measured if shape.error), None)
+    if failed:
+        report = replace(correctness, outcome=Outcome.RUNTIME_ERROR, detail=f"timing {failed.name}: {failed.error}")
+        return KernelReport(KernelOutcome.RUNTIME_ERROR, report, **base, shapes=measured)
+    if reference_times is None and reference_source is not None:
+        reference_times = time_reference(judge, reference_source, entrypoint, seed, run, limits, policy, key)
+    return judge_shapes(correctness, measured, speed, key, reference_times or {}, base)
+
+
+def check_outputs(judge: KernelJudge, cases: list[Case], expected: list, result, after_pass: bool) -> JudgeReport:
+    """The code judge's case checks over the harness's output (both passes on a GPU),
+    plus the sanity check that some Triton kernel was launched."""
+    status = str(result.status)
+    measures = {"wall_seconds": float(result.wall_seconds or 0.0), "peak_memory_bytes": result.peak_memory_bytes}
+    if status in _WHOLE_RUN_OUTCOMES:
+        return JudgeReport(_WHOLE_RUN_OUTCOMES[status], (), _whole_run_detail(status, result), **measures)
+    import_error = _import_error(result.files)
+    if import_error:
+        return JudgeReport(Outcome.RUNTIME_ERROR, (), import_error, **measures)
+    crash = _crash_text(result) if status != "ok" else ""
+    results = []
+    for prefix, suffix in (("c", ""), ("a", " (after timing)")) if after_pass else (("c", ""),):
+        for index, case in enumerate(cases):
+            cid = prefix + case_id(index)[1:]
+            named = replace(case, name=case.name + suffix)
+            results.append(_judge_case(judge, named, False, cid, expected[index], result.files, crash))
+    failure = next((item for item in results if not item.passed), None)
+    if failure is None and _launch_total(result.files) == 0:
+        return JudgeReport(Outcome.WRONG_ANSWER, tuple(results),
+                           "no Triton kernel was launched: the answer must be a @triton.jit kernel", **measures)
+    return JudgeReport(failure.outcome if failure else Outcome.ACCEPTED, tuple(results), "", **measures)
+
+
+def _launch_total(files: dict) -> int:
+    try:
+        raw = decode_output("_launches", files)
+    except MalformedOutput:
+        return 0
+    counts = raw.value if raw.present else None
+    if not isinstance(counts, dict):
+        return 0
+    return sum(value for value in counts.values() if isinstance(value, int) and not isinstance(value, bool))
+
+
+def read_timing(files: dict, shapes: list[TimedShape]) -> tuple[ShapeTiming, ...]:
+    """Each timed shape's samples, read as untrusted data and summarised here."""
+    try:
+        raw = decode_output("_timing", files)
+        document = raw.value if raw.present else None
+    except MalformedOutput:
+        document = None
+    records = document.get("shapes") if isinstance(document, dict) else None
+    if not isinstance(records, list) or len(records) != len(shapes):
+        return tuple(ShapeTiming(shape.name, shape.work, error="the timing run wrote no usable record")
+                     for shape in shapes)
+    return tuple(_summarise(shape, record) for shape, record in zip(shapes, records))
+
+
+def _summarise(shape: TimedShape, record) -> ShapeTiming:
+    if not isinstance(record, dict) or record.get("name") != shape.name:
+        return ShapeTiming(shape.name, shape.work, error="the timing record does not match the plan")
+    if "error" in record:
+        error = record["error"]
+        text = f"{error.get('type')}: {error.get('message')}" if isinstance(error, dict) else "it failed"
+        return ShapeTiming(shape.name, shape.work, error=_plain(text, 2000))
+    samples = record.get("samples_ms")
+    if not isinstance(samples, list) or not 3 <= len(samples) <= MAX_SAMPLES_READ or not all(
+            isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
+            for value in samples):
+        return ShapeTiming(shape.name, shape.work, error="the timing record holds no valid samples")
+    seconds = [value / 1000.0 for value in samples]
+    do_bench = record.get("do_bench_ms")
+    do_bench = do_bench / 1000.0 if isinstance(do_bench, (int, float)) and do_bench > 0 else None
+    return ShapeTiming(shape.name, shape.work, samples=len(seconds), median_seconds=timing.median(seconds),
+                       relative_error=timing.median_relative_error(seconds), stop=_plain(str(record.get("stop", "")), 20),
+                       do_bench_seconds=do_bench)
+
+
+def time_reference(judge: KernelJudge, source: str, entrypoint: str, seed: int, run: Runner, limits,
+                   policy: timing.TimingPolicy, key: str | None) -> dict:
+    """Median seconds per shape of the reference kernel, timed in its own fresh process
+    with the same policy (shape name -> seconds; shapes that failed are left out)."""
+    shapes = judge.timed_shapes()
+    plan = plan_for(entrypoint, True, shapes, seed=seed + 1, check=False, policy=policy,
+                    l2_bytes=devices.catalogue_l2_bytes(key))
+    result = run(files=run_files([], plan, source), entry=HARNESS_FILE, args=(OUT_DIR,),
+                 **({"limits": limits} if limits is not None else {}))
+    return {shape.name: shape.median_seconds for shape in read_timing(result.files, shapes) if not shape.error}
+
+
+def judge_shapes(correctness: JudgeReport, measured, speed: SpeedSpec, key: str | None,
+                 reference_times: dict, base: dict) -> KernelReport:
+    """The speed verdict over every timed shape (all must pass), beside the reference."""
+    peak = devices.catalogue_peak(key, speed.peak_field)
+    judged = []
+    for shape in measured:
+        judgement = timing.judge_speed(shape.median_seconds, shape.work, peak, speed.metric, speed.threshold)
+        reference = reference_times.get(shape.name)
+        reference_judgement = (timing.judge_speed(reference, shape.work, peak, speed.metric, speed.threshold)
+                               if reference else None)
+        judged.append(replace(shape, judgement=judgement, reference=reference_judgement))
+    statuses = {shape.judgement.status for shape in judged}
+    if peak is None:
+        outcome = KernelOutcome.SPEED_NOT_SCORED
+        note = (f"Speed was not scored: {base['device_name']} is not in the catalogue, so there is no peak "
+                "to compare with. Raw times are reported.")
+    elif timing.SpeedStatus.INVALID in statuses:
+        outcome = KernelOutcome.INVALID_TIMING
+        note = "A measured time is below the physical floor (bytes over peak bandwidth): the measurement is invalid."
+    elif statuses == {timing.SpeedStatus.PASS}:
+        outcome, note = KernelOutcome.ACCEPTED, ""
+    else:
+        outcome, note = KernelOutcome.TOO_SLOW, ""
+    return KernelReport(outcome, correctness, **base, shapes=tuple(judged), note=note)
+
+
+def _plain(text: str, limit: int) -> str:
+    """Text the candidate's process wrote, fit for a verdict: capped, and lone surrogates
+    (JSON can carry them) written out so that it encodes as UTF-8."""
+    text = text if len(text) <= limit else text[:limit] + "..."
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")

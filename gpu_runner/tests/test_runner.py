@@ -1,0 +1,221 @@
+"""judge_kernel on the trusted side: what it concludes from what a run wrote.
+
+The GPU branch is driven by a fake run that writes what the harness would (outputs
+before and after timing, raw samples, launch counts), so every verdict the host can
+reach is pinned without a GPU. The interpreter branch runs the real harness in a plain
+child process on a bank question (the sandbox tests run the same through bubblewrap).
+"""
+
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grading.judge import Case, Tolerance
+from grading.judge.contract import load_judge
+from grading.sandbox.results import SandboxResult, Status
+from gpu_runner.devices import DeviceReading
+from gpu_runner.problem import KernelJudge, TensorRecipe, TimedShape
+from gpu_runner.process import plain_runner
+from gpu_runner.runner import KernelOutcome, SpeedSpec, judge_kernel
+from gpu_runner.timing import Work
+from questions.loader import BANK_DIR, load_file
+
+H200_FLOOR_MS = 1.0  # the test shape moves 4.8 GB: 1 ms at H200's 4.8 TB/s
+SPEED = SpeedSpec(metric="bandwidth", threshold=0.5, share=0.5)
+
+
+class DoublingJudge(KernelJudge):
+    tolerance = Tolerance(rtol=1e-6, atol=1e-6, norm_rtol=1e-6)
+
+    def interpreter_cases(self, rng):
+        return [Case("a short vector", "basic", (rng.normal(size=5).astype(np.float32),))]
+
+    def gpu_cases(self, rng):
+        return self.interpreter_cases(rng) + [Case("a long vector", "full", (rng.normal(size=300).astype(np.float32),))]
+
+    def reference(self, case):
+        return case.args[0] * 2
+
+    def timed_shapes(self):
+        return [TimedShape("4.8 GB", args=(TensorRecipe((10,), "float32"),), work=Work(bytes=int(4.8e9), flops=0))]
+
+
+def npy(array) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, array, allow_pickle=False)
+    return buffer.getvalue()
+
+
+class FakeGpuRun:
+    """Writes what the harness writes, from ``samples_ms`` (candidate), ``reference_ms``
+    (the reference's own process) and ``answer`` (input -> output, per pass)."""
+
+    def __init__(self, samples_ms, reference_ms=None, answer=lambda x, when: 2 * x, launches=1, timing=None):
+        self.samples_ms, self.reference_ms, self.answer = samples_ms, reference_ms, answer
+        self.launches, self.timing = launches, timing
+        self.plans = []
+
+    def __call__(self, *, files, entry, args, limits=None):
+        plan = json.loads(files["kernel_plan.json"])
+        self.plans.append(plan)
+        out = {}
+        manifest = json.loads(files["cases.json"])["cases"]
+        counts = {}
+        passes = ("c", "a") if plan.get("timed") else ("c",)
+        for prefix in passes if plan["check"] else ():
+            for case in manifest:
+                cid = prefix + case["id"][1:]
+                x = np.load(io.BytesIO(files[case["args"][0]["npy"]]))
+                out[f"{cid}.0.npy"] = npy(self.answer(x, prefix))
+                out[f"{cid}.json"] = json.dumps({"value": {"__ndarray__": f"{cid}.0.npy"}}).encode()
+                counts[cid] = self.launches
+        if plan.get("timed"):
+            samples = self.samples_ms if plan["check"] else self.reference_ms
+            record = self.timing or {"shapes": [{"name": shape["name"], "samples_ms": samples, "stop": "stable"}
+                                                for shape in plan["timed"]]}
+            out["_timing.json"] = json.dumps({"value": record}).encode()
+        out["_launches.json"] = json.dumps({"value": counts}).encode()
+        return SandboxResult(status=Status.OK, exit_code=0, signal=None, stdout="", stderr="", files=out,
+                             wall_seconds=1.0, cpu_seconds=1.0, peak_memory_bytes=None, note="")
+
+
+def h200(index=0):
+    return DeviceReading("NVIDIA H200", 1980, 3201, 1980, 40 + index)
+
+
+def judge_on_gpu(run, device=h200, **options):
+    return judge_kernel(judge=DoublingJudge(), source="candidate", entrypoint="double", seed=7, speed=SPEED,
+                        on_gpu=True, run=run, reference_source="reference", read_device=device, **options)
+
+
+def test_fast_and_correct_is_accepted_next_to_the_reference():
+    run = FakeGpuRun([1.5] * 30, reference_ms=[1.25] * 30)  # 67% and 80% of peak
+    report = judge_on_gpu(run)
+    assert report.outcome is KernelOutcome.ACCEPTED
+    shape = report.shapes[0]
+    assert shape.median_seconds == pytest.approx(1.5e-3)
+    assert shape.judgement.fraction == pytest.approx(H200_FLOOR_MS / 1.5)
+    assert shape.reference.fraction == pytest.approx(H200_FLOOR_MS / 1.25)
+    assert [reading.temperature_c for reading in report.readings] == [40, 40]
+    assert report.catalogue_key == "h200"
+    assert [plan["check"] for plan in run.plans] == [True, False]  # the reference ran in its own process
+
+
+def test_correct_but_slow_is_too_slow():
+    report = judge_on_gpu(FakeGpuRun([2.5] * 30, reference_ms=[1.25] * 30))  # 40% < 50%
+    assert report.outcome is KernelOutcome.TOO_SLOW
+    assert report.outcome.correct
+
+
+def test_a_time_below_the_physical_floor_is_an_invalid_measurement():
+    report = judge_on_gpu(FakeGpuRun([0.8] * 30, reference_ms=[1.25] * 30))
+    assert report.outcome is KernelOutcome.INVALID_TIMING
+    assert "physical floor" in report.note
+
+
+def test_a_gpu_outside_the_catalogue_still_grades_correctness_and_reports_raw_times():
+    report = judge_on_gpu(FakeGpuRun([1.5] * 30, reference_ms=[1.25] * 30),
+                          device=lambda: DeviceReading("NVIDIA GeForce RTX 4090"))
+    assert report.outcome is KernelOutcome.SPEED_NOT_SCORED
+    assert report.shapes[0].judgement.rate == pytest.approx(4.8e9 / 1.5e-3)
+    assert "not in the catalogue" in report.note
+
+
+def test_a_wrong_answer_after_timing_fails_correctness():
+    def answer(x, when):
+        return 2 * x if when == "c" else 2 * x + 1  # right before timing, wrong after
+
+    report = judge_on_gpu(FakeGpuRun([1.5] * 30, reference_ms=[1.25] * 30, answer=answer))
+    assert report.outcome is KernelOutcome.WRONG_ANSWER
+    assert report.correctness.first_failure.case.name.endswith("(after timing)")
+    assert report.shapes == ()
+
+
+def test_on_a_gpu_the_full_shapes_are_checked():
+    run = FakeGpuRun([1.5] * 30, reference_ms=[1.25] * 30)
+    report = judge_on_gpu(run)
+    names = [result.case.name for result in report.correctness.results]
+    assert "a long vector" in names and "a long vector (after timing)" in names
+
+
+def test_no_triton_launch_is_a_wrong_answer():
+    report = judge_on_gpu(FakeGpuRun([1.5] * 30, reference_ms=[1.25] * 30, launches=0))
+    assert report.outcome is KernelOutcome.WRONG_ANSWER
+    assert "no Triton kernel was launched" in report.correctness.detail
+
+
+@pytest.mark.parametrize("timing_record", [
+    {"shapes": []},
+    {"shapes": [{"name": "4.8 GB", "samples_ms": [1.0, -1.0, 1.0], "stop": "stable"}]},
+    {"shapes": [{"name": "4.8 GB", "samples_ms": [float("nan")] * 5, "stop": "stable"}]},
+    {"shapes": [{"name": "another shape", "samples_ms": [1.5] * 5, "stop": "stable"}]},
+    {"shapes": [{"name": "4.8 GB", "error": {"type": "OutOfResources", "message": "shared memory"}}]},
+])
+def test_a_missing_or_forged_timing_record_is_never_a_pass(timing_record):
+    report = judge_on_gpu(FakeGpuRun([1.5] * 30, reference_ms=[1.25] * 30, timing=timing_record))
+    assert report.outcome is KernelOutcome.RUNTIME_ERROR
+
+
+def test_the_reference_times_may_come_from_an_earlier_run():
+    run = FakeGpuRun([1.5] * 30)
+    report = judge_on_gpu(run, reference_times={"4.8 GB": 1.25e-3})
+    assert report.outcome is KernelOutcome.ACCEPTED
+    assert len(run.plans) == 1 and report.shapes[0].reference.fraction == pytest.approx(0.8)
+
+
+def test_without_a_gpu_nothing_is_timed():
+    run = FakeGpuRun([1.5] * 30)
+    report = judge_kernel(judge=DoublingJudge(), source="candidate", entrypoint="double", seed=7, speed=SPEED,
+                          on_gpu=False, run=run, reference_source="reference",
+                          read_device=lambda: pytest.fail("no device reading without a GPU"))
+    assert report.outcome is KernelOutcome.SPEED_NOT_SCORED
+    assert "interpreter" in report.note and report.shapes == ()
+    assert run.plans[0]["mode"] == "interpret" and "timed" not in run.plans[0]
+
+
+# ---------------------------------------------------------------- the real harness, interpreted
+
+
+def softmax_part():
+    data = load_file(BANK_DIR / "kernels" / "123-looped-softmax-vocab.yaml").data
+    return next(part for part in data["parts"] if part["id"] == "kernel")
+
+
+def solution(part, verdict, index=0):
+    return [item["code"] for item in part["solutions"] if item["verdict"] == verdict][index]
+
+
+def interpret(part, source):
+    judge = load_judge(part["judge"], part["id"])
+    return judge_kernel(judge=judge, source=source, entrypoint=part["entrypoint"], seed=3, speed=SPEED,
+                        on_gpu=False, run=plain_runner)
+
+
+def test_the_harness_runs_a_reference_kernel_under_the_interpreter():
+    part = softmax_part()
+    report = interpret(part, solution(part, "accepted"))
+    assert report.outcome is KernelOutcome.SPEED_NOT_SCORED, report.correctness
+    assert len(report.correctness.results) >= 5
+
+
+def test_the_harness_reports_a_nan_producing_kernel_as_wrong():
+    part = softmax_part()
+    report = interpret(part, solution(part, "wrong_answer", 0))
+    assert report.outcome is KernelOutcome.WRONG_ANSWER
+    assert "nan" in report.correctness.first_failure.detail
+
+
+def test_a_torch_answer_with_an_unused_kernel_is_refused():
+    source = (Path(__file__).parent / "data" / "torch_softmax.py").read_text()
+    report = interpret(softmax_part(), source)
+    assert report.outcome is KernelOutcome.WRONG_ANSWER
+    assert "no Triton kernel" in report.correctness.detail
+
+
+def test_an_import_error_is_a_runtime_error():
+    report = interpret(softmax_part(), "import triton\n@triton.jit\ndef k(x): pass\nraise ValueError('boom')\n")
+    assert report.outcome is KernelOutcome.RUNTIME_ERROR
+    assert "boom" in report.correctness.detail

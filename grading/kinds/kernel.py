@@ -1,0 +1,278 @@
+"""Kernel parts: the candidate writes a Triton kernel and the Python function that
+launches it; it is graded for correctness anywhere and for speed on a GPU.
+
+``interpret`` only reads the text (the code kind's checks, plus a ``@triton.jit``
+function). ``grade`` runs it through ``gpu_runner.runner.judge_kernel`` in a fresh
+sandboxed process on hidden cases drawn from a secret seed (``context["judge_seed"]``
+when the caller fixes one). Where it runs:
+
+- no GPU on this grader (CI, the embedded mode, a CPU worker): under Triton's
+  interpreter on the CPU, on shapes sized for it; the verdict says speed was not
+  measured and only the correctness share of the part is earned;
+- a GPU whose sandbox can reach it (a GPU worker consuming ``settings.GPU_QUEUE``):
+  correctness on the full shapes before and after timing, then speed against the
+  catalogue peak of the detected GPU, next to the reference kernel's.
+
+The verdict's name (``gpu_runner.runner.KernelOutcome``) is ``Verdict.mistake``.
+FORMAT.md, "kernel parts", is the spec format.
+"""
+
+from __future__ import annotations
+
+import ast
+import html
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+from grading.judge.contract import JudgeNotFound, judge_path, load_judge
+from grading.kinds.base import AnswerKind, PartSpec, SpecError, common_fields, require_text
+from grading.kinds.code import _IDENTIFIER, LIMIT_KEYS, read_source, sandbox_unavailable_reason, submission_seed
+from grading.registry import register
+from grading.verdict import Verdict
+
+# Under the interpreter: a cold sandbox imports torch and triton (seconds) and the
+# interpreter runs each Triton program in NumPy; a sound answer takes a few seconds.
+DEFAULT_LIMITS = {"cpu_seconds": 40.0, "wall_seconds": 80.0, "memory_mb": 2048}
+# On a GPU: compiling, timing every shape for up to a second each, the reference too.
+GPU_LIMITS = {"cpu_seconds": 240.0, "wall_seconds": 300.0, "memory_mb": 32768}
+GPU_MAX_PROCESSES = 96  # CUDA's threads and Triton's compiler subprocesses
+GPU_MAX_RESULT_BYTES = 512 << 20  # full-shape outputs, before and after timing
+SPEED_METRICS = ("bandwidth", "flops")
+SOLUTION_VERDICTS = ("accepted", "too_slow", "wrong_answer", "runtime_error", "time_limit", "memory_limit")
+
+
+@dataclass(frozen=True)
+class KernelSolution:
+    """An author's solution and the verdict it must get on a GPU: ``accepted`` (the
+    reference: reaches the threshold), ``too_slow`` (correct, fails the speed test), or a
+    correctness failure. Under the interpreter the first two are both correct, unscored."""
+
+    code: str
+    verdict: str
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class KernelSpec(PartSpec):
+    entrypoint: str = ""
+    judge: str = ""
+    starter: str = ""
+    speed: object = None  # gpu_runner.runner.SpeedSpec
+    solutions: tuple[KernelSolution, ...] = ()
+    limits: tuple[tuple[str, float], ...] = ()
+
+    @property
+    def limits_dict(self) -> dict:
+        return {**DEFAULT_LIMITS, **dict(self.limits)}
+
+    @property
+    def reference_source(self) -> str:
+        return next(solution.code for solution in self.solutions if solution.verdict == "accepted")
+
+
+@register
+class KernelKind(AnswerKind):
+    """``kernel`` parts (FORMAT.md, "kernel parts")."""
+
+    name = "kernel"
+    keys = frozenset({"entrypoint", "judge", "starter", "speed", "solutions", "limits"})
+
+    def load_spec(self, raw: Mapping) -> KernelSpec:
+        common = common_fields(raw, self.name, self.keys)
+        entrypoint = require_text(raw, "entrypoint")
+        if not _IDENTIFIER.match(entrypoint):
+            raise SpecError("must be a Python identifier", "entrypoint")
+        judge = require_text(raw, "judge")
+        try:
+            judge_path(judge)
+        except JudgeNotFound as error:
+            raise SpecError(str(error), "judge") from None
+        starter = require_text(raw, "starter")
+        reading = read_kernel_source(starter, entrypoint)
+        if isinstance(reading, Verdict):
+            raise SpecError(f"the starter does not read: {reading.feedback}", "starter")
+        return KernelSpec(**common, entrypoint=entrypoint, judge=judge, starter=raw["starter"],
+                          speed=_load_speed(raw), solutions=_load_solutions(raw, entrypoint),
+                          limits=_load_limits(raw))
+
+    def interpret(self, spec: KernelSpec, text: str, context: Mapping) -> Verdict:
+        reading = read_kernel_source(text, spec.entrypoint)
+        if isinstance(reading, Verdict):
+            return reading
+        return Verdict(valid=True, correct=None, score=0.0, interpreted=reading,
+                       interpreted_html=html.escape(reading))
+
+    def grade(self, spec: KernelSpec, text: str, context: Mapping) -> Verdict:
+        reading = read_kernel_source(text, spec.entrypoint)
+        if isinstance(reading, Verdict):
+            return reading
+        unavailable = sandbox_unavailable_reason()
+        if unavailable:
+            return Verdict.invalid(f"Kernels cannot be run on this server right now ({unavailable}); "
+                                   "this answer was not graded.", reading)
+        from gpu_runner.feedback import verdict_from_kernel_report
+        from grading.sandbox import SandboxError
+
+        on_gpu, note = grading_place()
+        try:
+            report = run_kernel(spec, text, submission_seed(context), on_gpu)
+        except SandboxError as error:
+            return Verdict.invalid(f"The sandbox failed before running this answer ({error}); "
+                                   "it was not graded. Please submit again.", reading)
+        if note:  # a GPU this grader could not use: say so next to "speed was not measured"
+            report = replace(report, note=f"{report.note} ({note})" if report.note else note)
+        return verdict_from_kernel_report(report, spec.speed, reading, limits_text(spec, on_gpu))
+
+    def reference_answer(self, spec: KernelSpec, context: Mapping) -> str:
+        return spec.reference_source
+
+    def mistake_answers(self, spec: KernelSpec, context: Mapping) -> list[tuple[str, str]]:
+        """Each solution that must fail correctness, with its verdict name."""
+        return [(solution.code, solution.verdict) for solution in spec.solutions
+                if solution.verdict not in ("accepted", "too_slow")]
+
+    def validate_part(self, spec: KernelSpec, context: Mapping) -> list[str]:
+        """The judge's cases and every example solution under Triton's interpreter
+        (``gpu_runner.validation``); speed is checked by ``gpu_runner.device_check``."""
+        return validate_kernel_part(spec, context)
+
+
+# ---------------------------------------------------------------- running
+
+
+def grading_place() -> tuple[bool, str]:
+    """(on_gpu, note): a GPU is used when this machine has one and the sandbox can give
+    it to a run; a GPU the sandbox cannot reach is named in the note."""
+    from gpu_runner.devices import local_gpu_name
+    from gpu_runner.process import gpu_sandbox_missing
+
+    name = local_gpu_name()
+    if name is None:
+        return False, ""
+    missing = gpu_sandbox_missing()
+    if missing:
+        return False, f"this grader has a {name}, but {missing}"
+    return True, ""
+
+
+def run_kernel(spec: KernelSpec, source: str, seed: int, on_gpu: bool, *, run=None, **options):
+    """``judge_kernel`` for this part; ``run`` defaults to the sandbox."""
+    from gpu_runner.problem import KernelJudge
+    from gpu_runner.process import sandbox_runner
+    from gpu_runner.runner import judge_kernel
+
+    try:
+        judge = load_judge(spec.judge, spec.id)
+    except JudgeNotFound as error:
+        raise SpecError(str(error), "judge") from None
+    if not isinstance(judge, KernelJudge):
+        raise SpecError("the judge must be a gpu_runner.problem.KernelJudge", "judge")
+    return judge_kernel(judge=judge, source=source, entrypoint=spec.entrypoint, seed=seed, speed=spec.speed,
+                        on_gpu=on_gpu, run=run or sandbox_runner(on_gpu), limits=sandbox_limits(spec, on_gpu),
+                        reference_source=spec.reference_source, **options)
+
+
+def sandbox_limits(spec: KernelSpec, on_gpu: bool):
+    from grading.sandbox import Limits
+
+    if not on_gpu:
+        limits = spec.limits_dict
+        return Limits(cpu_seconds=limits["cpu_seconds"], wall_seconds=limits["wall_seconds"],
+                      memory_bytes=int(limits["memory_mb"]) << 20, max_result_bytes=64 << 20)
+    return Limits(cpu_seconds=GPU_LIMITS["cpu_seconds"], wall_seconds=GPU_LIMITS["wall_seconds"],
+                  memory_bytes=GPU_LIMITS["memory_mb"] << 20, max_processes=GPU_MAX_PROCESSES,
+                  max_open_files=1024, max_file_bytes=GPU_MAX_RESULT_BYTES, tmp_bytes=1 << 30,
+                  max_result_bytes=GPU_MAX_RESULT_BYTES)
+
+
+def limits_text(spec: KernelSpec, on_gpu: bool) -> str:
+    limits = GPU_LIMITS if on_gpu else spec.limits_dict
+    return f"{limits['cpu_seconds']:g} s CPU, {limits['wall_seconds']:g} s wall, {limits['memory_mb']} MB"
+
+
+# ---------------------------------------------------------------- reading source
+
+
+def read_kernel_source(text, entrypoint: str) -> str | Verdict:
+    """The code kind's reading, and at least one ``@triton.jit`` function (a kernel
+    answer must be a kernel). Parses only; never runs anything."""
+    reading = read_source(text, entrypoint)
+    if isinstance(reading, Verdict):
+        return reading
+    kernels = [node.name for node in ast.walk(ast.parse(text)) if isinstance(node, ast.FunctionDef)
+               and any(_is_triton_decorator(decorator) for decorator in node.decorator_list)]
+    if not kernels:
+        return Verdict.invalid("Write a Triton kernel: no function is decorated with @triton.jit.", reading)
+    return f"{reading}; Triton kernels: {', '.join(kernels)}"
+
+
+def _is_triton_decorator(node: ast.expr) -> bool:
+    if isinstance(node, ast.Call):
+        node = node.func
+    return ast.unparse(node) in _TRITON_DECORATORS
+
+
+_TRITON_DECORATORS = frozenset({"triton.jit", "jit", "triton.autotune", "autotune", "triton.heuristics", "heuristics"})
+
+
+# ---------------------------------------------------------------- spec pieces
+
+
+def _load_speed(raw: Mapping):
+    from gpu_runner.runner import SpeedSpec
+
+    item = raw.get("speed")
+    if not isinstance(item, Mapping) or not {"metric", "threshold"} <= set(item) <= {"metric", "threshold", "peak", "share"}:
+        raise SpecError("must be {metric, threshold, peak, share}", "speed")
+    if item["metric"] not in SPEED_METRICS:
+        raise SpecError(f"must be one of {', '.join(SPEED_METRICS)}", "speed.metric")
+    for key, default in (("threshold", None), ("share", 0.5)):
+        value = item.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
+            raise SpecError("must be a fraction in (0, 1]", f"speed.{key}")
+    peak = item.get("peak", "fp16_dense")
+    if not isinstance(peak, str) or not peak.endswith("_dense"):
+        raise SpecError("must name a catalogue FLOP/s field such as fp16_dense", "speed.peak")
+    return SpeedSpec(metric=item["metric"], peak_field=peak, threshold=float(item["threshold"]),
+                     share=float(item.get("share", 0.5)))
+
+
+def _load_solutions(raw: Mapping, entrypoint: str) -> tuple[KernelSolution, ...]:
+    items = raw.get("solutions")
+    if not isinstance(items, list) or not items:
+        raise SpecError("needs a list of {verdict, code, why}: accepted, too_slow and wrong ones", "solutions")
+    solutions = []
+    for index, item in enumerate(items):
+        label = f"solutions[{index}]"
+        if not isinstance(item, Mapping) or not {"verdict", "code"} <= set(item) <= {"verdict", "code", "why"}:
+            raise SpecError("must be {verdict, code, why}", label)
+        if item["verdict"] not in SOLUTION_VERDICTS:
+            raise SpecError(f"must be one of {', '.join(SOLUTION_VERDICTS)}", f"{label}.verdict")
+        reading = read_kernel_source(require_text(item, "code", label=f"{label}.code"), entrypoint)
+        if isinstance(reading, Verdict):
+            raise SpecError(reading.feedback, f"{label}.code")
+        solutions.append(KernelSolution(code=item["code"], verdict=item["verdict"], why=str(item.get("why", ""))))
+    if not any(solution.verdict == "accepted" for solution in solutions):
+        raise SpecError("needs a reference solution with verdict accepted", "solutions")
+    return tuple(solutions)
+
+
+def _load_limits(raw: Mapping) -> tuple[tuple[str, float], ...]:
+    items = raw.get("limits", {})
+    if not isinstance(items, Mapping):
+        raise SpecError(f"must map some of {', '.join(LIMIT_KEYS)} to numbers", "limits")
+    limits = []
+    for key, value in items.items():
+        if key not in LIMIT_KEYS:
+            raise SpecError(f"unknown limit (known: {', '.join(LIMIT_KEYS)})", f"limits.{key}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            raise SpecError("must be a positive number", f"limits.{key}")
+        limits.append((key, LIMIT_KEYS[key](value)))
+    return tuple(sorted(limits))
+
+
+def validate_kernel_part(spec, context: Mapping, **options) -> list[str]:
+    """Every problem with a kernel part: see ``gpu_runner.validation``."""
+    from gpu_runner.validation import validate_kernel_part as validate
+
+    return validate(spec, context, **options)
