@@ -54,8 +54,13 @@ def processes_of(uid: int) -> list[int]:
                 status = (entry / "status").read_text()
             except OSError:
                 continue  # it ended meanwhile
-            uids = next(line for line in status.splitlines() if line.startswith("Uid:"))
-            if str(uid) in uids.split()[1:]:
+            lines = status.splitlines()
+            uids = next(line for line in lines if line.startswith("Uid:"))
+            state = next(line for line in lines if line.startswith("State:"))
+            # A killed process stays a zombie until its reaper (the host's init, once bwrap
+            # is gone) collects it: it runs nothing and holds no memory, so it is not a
+            # survivor. The slot's cgroups are already empty by then (kill_all waits).
+            if str(uid) in uids.split()[1:] and " Z " not in f" {state.split(None, 1)[1]} ":
                 found.append(int(entry.name))
     return found
 
