@@ -98,7 +98,7 @@ class CodeKind(AnswerKind):
             raise SpecError(f"the starter does not read: {reading.feedback}", "starter")
         return CodeSpec(**common, entrypoint=entrypoint, judge=judge, starter=raw["starter"],
                         examples=_load_examples(raw), groups=_load_groups(raw),
-                        solutions=_load_solutions(raw, entrypoint), limits=_load_limits(raw))
+                        solutions=_load_solutions(raw, entrypoint), limits=load_limits(raw))
 
     # ------------------------------------------------------------ the answer
 
@@ -322,7 +322,8 @@ def _load_solutions(raw: Mapping, entrypoint: str) -> tuple[ExampleSolution, ...
     return tuple(solutions)
 
 
-def _load_limits(raw: Mapping) -> tuple[tuple[str, float], ...]:
+def load_limits(raw: Mapping) -> tuple[tuple[str, float], ...]:
+    """A part's `limits` mapping, checked against LIMIT_KEYS (code and kernel parts)."""
     items = raw.get("limits", {})
     if not isinstance(items, Mapping):
         raise SpecError(f"must map some of {', '.join(LIMIT_KEYS)} to numbers", "limits")

@@ -26,7 +26,13 @@ from dataclasses import dataclass, replace
 
 from grading.judge.contract import JudgeNotFound, judge_path, load_judge
 from grading.kinds.base import AnswerKind, PartSpec, SpecError, common_fields, require_text
-from grading.kinds.code import _IDENTIFIER, LIMIT_KEYS, read_source, sandbox_unavailable_reason, submission_seed
+from grading.kinds.code import (
+    _IDENTIFIER,
+    load_limits,
+    read_source,
+    sandbox_unavailable_reason,
+    submission_seed,
+)
 from grading.registry import register
 from grading.verdict import Verdict
 
@@ -93,7 +99,7 @@ class KernelKind(AnswerKind):
             raise SpecError(f"the starter does not read: {reading.feedback}", "starter")
         return KernelSpec(**common, entrypoint=entrypoint, judge=judge, starter=raw["starter"],
                           speed=_load_speed(raw), solutions=_load_solutions(raw, entrypoint),
-                          limits=_load_limits(raw))
+                          limits=load_limits(raw))
 
     def interpret(self, spec: KernelSpec, text: str, context: Mapping) -> Verdict:
         reading = read_kernel_source(text, spec.entrypoint)
@@ -255,20 +261,6 @@ def _load_solutions(raw: Mapping, entrypoint: str) -> tuple[KernelSolution, ...]
     if not any(solution.verdict == "accepted" for solution in solutions):
         raise SpecError("needs a reference solution with verdict accepted", "solutions")
     return tuple(solutions)
-
-
-def _load_limits(raw: Mapping) -> tuple[tuple[str, float], ...]:
-    items = raw.get("limits", {})
-    if not isinstance(items, Mapping):
-        raise SpecError(f"must map some of {', '.join(LIMIT_KEYS)} to numbers", "limits")
-    limits = []
-    for key, value in items.items():
-        if key not in LIMIT_KEYS:
-            raise SpecError(f"unknown limit (known: {', '.join(LIMIT_KEYS)})", f"limits.{key}")
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-            raise SpecError("must be a positive number", f"limits.{key}")
-        limits.append((key, LIMIT_KEYS[key](value)))
-    return tuple(sorted(limits))
 
 
 def validate_kernel_part(spec, context: Mapping, **options) -> list[str]:
