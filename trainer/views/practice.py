@@ -161,16 +161,13 @@ def interpret_answer(request, slug, part_id):
     return render(request, f"{TEMPLATE}#interpretation", {"reading": verdict, "part_id": part_id})
 
 
-@login_required
-@permission_required("grading.submit_attempt", raise_exception=True)
-@require_POST
-def submit_answer(request, slug, part_id):
+def _submit(request, slug, part_id, **options):
+    """Accept an answer (or a run of the examples) and answer with the verdict partial."""
     version = _version_or_404(request, slug)
     try:
         result = grading_services.attempt_submit(
-            user=request.user, version=version, part_id=part_id,
-            seed=_variant_seed(request, slug), answer=request.POST.get("answer", ""),
-            hints_used=_hints_taken(request, slug), time_taken=_time_taken(request, slug),
+            user=request.user, version=version, part_id=part_id, seed=_variant_seed(request, slug),
+            answer=request.POST.get("answer", ""), **options,
         )
     except grading_services.SubmitRefused as refusal:
         return HttpResponseBadRequest(str(refusal))
@@ -178,6 +175,13 @@ def submit_answer(request, slug, part_id):
         return redirect("question-detail", slug=slug)
     context = selectors.verdict_context(result.attempt, part_id=part_id, reading=result.verdict)
     return render(request, f"{TEMPLATE}#verdict", context)
+
+
+@login_required
+@permission_required("grading.submit_attempt", raise_exception=True)
+@require_POST
+def submit_answer(request, slug, part_id):
+    return _submit(request, slug, part_id, hints_used=_hints_taken(request, slug), time_taken=_time_taken(request, slug))
 
 
 @login_required
@@ -185,18 +189,7 @@ def submit_answer(request, slug, part_id):
 @require_POST
 def run_examples(request, slug, part_id):
     """Run a code answer on the part's visible examples (queued like an answer, never scored)."""
-    version = _version_or_404(request, slug)
-    try:
-        result = grading_services.attempt_submit(
-            user=request.user, version=version, part_id=part_id, seed=_variant_seed(request, slug),
-            answer=request.POST.get("answer", ""), purpose=Attempt.Purpose.EXAMPLES,
-        )
-    except grading_services.SubmitRefused as refusal:
-        return HttpResponseBadRequest(str(refusal))
-    if not request.htmx:
-        return redirect("question-detail", slug=slug)
-    context = selectors.verdict_context(result.attempt, part_id=part_id, reading=result.verdict)
-    return render(request, f"{TEMPLATE}#verdict", context)
+    return _submit(request, slug, part_id, purpose=Attempt.Purpose.EXAMPLES)
 
 
 @login_required
