@@ -37,7 +37,7 @@ class MaskJudge(Judge):
 
     def hidden_cases(self, rng):
         prompt = int(rng.integers(5, 40))
-        cached = rng.integers(1, 60, size=4)
+        cached = rng.choice(np.arange(1, 60), size=4, replace=False)  # four different lengths
         chunk_cache, chunk_new = int(rng.integers(10, 50)), int(rng.integers(2, 9))
         pair_cache, pair_new = int(rng.integers(10, 50)), int(rng.integers(2, 9))
         ragged_cache = rng.integers(0, 30, size=5)

@@ -4,7 +4,8 @@ the sandbox.
 The reference rotates in float64 with angles computed in float64 (exact to ~1e-12 rad
 at position 100,000). A float32 angle there is off by several 1e-3 rad; the tolerance
 (1e-4 of the largest |x|, elementwise, plus the relative norm) separates the two, while
-at positions below ~2,000 float32 angles still pass, so each group tests one thing.
+at positions below 1,000 float32 angles still pass (at 2,000 they failed on 1 seed in
+200), so each group tests one thing.
 """
 
 import numpy as np
@@ -51,7 +52,7 @@ class RopeJudge(Judge):
     def hidden_cases(self, rng):
         slots = int(rng.integers(8, 17))
         base = float(rng.choice([10000.0, 500000.0]))
-        starts = rng.integers(1, 2000, size=3)
+        starts = rng.integers(1, 1000, size=3)
         lengths = rng.integers(1, 12, size=4)
         lengths[0] = 12  # one full row
         return [

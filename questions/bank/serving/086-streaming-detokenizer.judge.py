@@ -144,7 +144,11 @@ class StreamJudge(Judge):
         stop = "".join(rng.choice(list("STOPXYZ"), size=4))
         before = _text(rng, ascii_words, 8) + stop[:2] + _text(rng, ascii_words, 3) + stop[:3] + " "
         merges = []
-        ids = tokenize(rng, (before + stop + _text(rng, ascii_words, 4)).encode(), merges)
+        # A token boundary inside the stop string, so a decoder that does not hold back a
+        # stop prefix always leaks its first letters (one token could otherwise hold it all).
+        cut = int(rng.integers(1, len(stop)))
+        ids = (tokenize(rng, (before + stop[:cut]).encode(), merges)
+               + tokenize(rng, (stop[cut:] + _text(rng, ascii_words, 4)).encode(), merges))
         cases.append(_case("a stop string after decoy prefixes, then more pushes", "stop", merges,
                            ["\n\n\n", stop], ids, extra_pushes=3))
         merges = []

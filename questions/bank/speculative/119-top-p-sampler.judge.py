@@ -4,8 +4,9 @@ sandbox.
 The kept set is defined without reference to any sort: token i is kept when the
 probability mass of the tokens strictly more probable than i is below p. Hidden logits
 lie on a grid of 1/8 (so dividing by the temperature cannot merge or split ties in
-float32), and p is redrawn until no tie group's mass-above lies within 1e-3 of it, so a
-float32 solution cannot land on the other side of the cutoff by rounding.
+float32), and p is drawn among the values no tie group's mass-above lies within 1e-3 of
+(new logits when there are none), so a float32 solution cannot land on the other side
+of the cutoff by rounding.
 """
 
 import numpy as np
@@ -49,14 +50,37 @@ def _distinct_logits(rng, rows: int, vocab: int) -> np.ndarray:
     return np.stack([rng.choice(grid, size=vocab, replace=False) / 64 for _ in range(rows)]).astype(np.float32)
 
 
-def _safe_p(rng, logits: np.ndarray, temperature: float, low: float, high: float) -> float:
-    """A p in [low, high] that no row's cutoff sits within CUTOFF_MARGIN of."""
-    above = mass_above(logits, temperature)
-    for _ in range(1000):
-        p = float(np.round(rng.uniform(low, high), 4))
-        if np.min(np.abs(above - p)) > CUTOFF_MARGIN:
+def _safe_p(rng, logits: np.ndarray, temperature: float, low: float, high: float) -> float | None:
+    """A p in [low, high], on a 1e-4 grid, that no row's cutoff sits within CUTOFF_MARGIN
+    of; None when no such p exists (many rows over a large vocabulary can leave no gap:
+    the caller draws new logits). Drawn uniformly over the allowed set, not by trial, so
+    a crowded case never exhausts a retry budget."""
+    above = np.sort(mass_above(logits, temperature).ravel())
+    centers = above[(above > low - CUTOFF_MARGIN) & (above < high + CUTOFF_MARGIN)]
+    centers = np.concatenate([[low - CUTOFF_MARGIN], centers, [high + CUTOFF_MARGIN]])
+    # Allowed intervals between neighbouring forbidden bands, shrunk by 1e-4 so that
+    # rounding p to 4 decimals keeps it inside.
+    starts = centers[:-1] + CUTOFF_MARGIN + 1e-4
+    ends = centers[1:] - CUTOFF_MARGIN - 1e-4
+    room = np.clip(ends - starts, 0.0, None)
+    if room.sum() <= 0:
+        return None
+    for _ in range(100):
+        interval = int(rng.choice(len(room), p=room / room.sum()))
+        p = float(np.round(rng.uniform(starts[interval], ends[interval]), 4))
+        if low <= p <= high and np.min(np.abs(above - p)) > CUTOFF_MARGIN:
             return p
-    raise RuntimeError("no safe p found; widen the range")
+    return None
+
+
+def _with_safe_p(rng, draw, temperature: float, low: float, high: float):
+    """Logits from ``draw()`` and a safe p for them, redrawing the logits when needed."""
+    for _ in range(100):
+        logits = draw()
+        p = _safe_p(rng, logits, temperature, low, high)
+        if p is not None:
+            return logits, p
+    raise RuntimeError("no safe p found in 100 draws of the logits")
 
 
 class TopPJudge(Judge):
@@ -74,16 +98,12 @@ class TopPJudge(Judge):
         cases = []
         for rows, vocab in ((4, 50), (8, 1000)):
             temperature = float(np.round(rng.uniform(0.5, 1.5), 3))
-            logits = _distinct_logits(rng, rows, vocab)
-            cases.append(Case(f"random logits, vocabulary {vocab}", "basic",
-                              (logits, _safe_p(rng, logits, temperature, 0.3, 0.95), temperature)))
+            logits, p = _with_safe_p(rng, lambda: _distinct_logits(rng, rows, vocab), temperature, 0.3, 0.95)
+            cases.append(Case(f"random logits, vocabulary {vocab}", "basic", (logits, p, temperature)))
         # logits/T near 1000: exp overflows even float64 without subtracting the max.
-        sharp = _distinct_logits(rng, 4, 200) - np.float32(20.0)
-        for row in range(4):
-            top = rng.choice(200, size=6, replace=False)
-            sharp[row, top] = (10.0 + 0.01 * rng.permutation(6)).astype(np.float32)
+        sharp, p = _with_safe_p(rng, lambda: self._sharp(rng), 0.01, 0.5, 0.99)
         cases.append(Case("temperature 0.01: exp(logits/T) overflows without subtracting the max", "basic",
-                          (sharp, _safe_p(rng, sharp, 0.01, 0.5, 0.99), 0.01)))
+                          (sharp, p, 0.01)))
         for name, rows, vocab in (("tied logits at the cutoff", 6, 64),
                                   ("tied logits at the cutoff, larger vocabulary", 4, 4096)):
             logits, p = self._ties(rng, rows, vocab)
@@ -100,6 +120,16 @@ class TopPJudge(Judge):
     def reference(self, case):
         logits, p, temperature = case.args
         return reference_keep(logits, p, temperature)
+
+    @staticmethod
+    def _sharp(rng) -> np.ndarray:
+        """Logits near -20 with six distinct ones at 10.00-10.05: at T = 0.01 they scale to
+        ~1000, where exp overflows even float64."""
+        sharp = _distinct_logits(rng, 4, 200) - np.float32(20.0)
+        for row in range(4):
+            top = rng.choice(200, size=6, replace=False)
+            sharp[row, top] = (10.0 + 0.01 * rng.permutation(6)).astype(np.float32)
+        return sharp
 
     @staticmethod
     def _ties(rng, rows: int, vocab: int):
@@ -131,15 +161,20 @@ class TopPJudge(Judge):
 
     @staticmethod
     def _full_vocab(rng) -> np.ndarray:
-        """Three rows where float32 cumulative sums reach 1 before the tail: one
-        dominant token over a tail of ~1e-14 each; a tail that underflows float32
-        entirely; and an ordinary spread."""
+        """Three rows where cumulative sums reach 1 before the tail: one dominant token
+        over a tail of ~1e-14 each; a tail that underflows float32 entirely; and one
+        token over a tail ~1000 below it, which underflows even float64 at every
+        temperature drawn (<= 1.3), so the top token's probability is exactly 1 and
+        `cumsum - sorted < 1` drops the tail in any precision, on every seed. (That row
+        replaced an ordinary spread, with which a float32 NumPy solution without the
+        p = 1 rule passed on about 7 seeds in 100.)"""
         dominant = rng.normal(0.0, 0.5, FULL_VOCAB) - 32.0
         dominant[int(rng.integers(FULL_VOCAB))] = 0.0
         underflow = rng.normal(0.0, 1.0, FULL_VOCAB)
         underflow[rng.choice(FULL_VOCAB, size=FULL_VOCAB // 2, replace=False)] -= 200.0
-        spread = rng.normal(0.0, 3.0, FULL_VOCAB)
-        return np.round(np.stack([dominant, underflow, spread]) * 8).astype(np.float32) / np.float32(8)
-
+        alone = rng.normal(0.0, 1.0, FULL_VOCAB) - 1000.0
+        alone[int(rng.integers(FULL_VOCAB))] = 0.0
+        rows = np.stack([dominant, underflow, alone])
+        return np.round(rows * 8).astype(np.float32) / np.float32(8)
 
 JUDGES = {"keep": TopPJudge()}

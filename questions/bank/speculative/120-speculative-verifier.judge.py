@@ -18,6 +18,10 @@ A verifier is random, so the hidden cases test it twice over.
    correct verifier a false-rejection probability below FALSE_REJECTION = 1e-7 per
    submission (the question promises below 1e-6). The bound needs no approximation:
    Hoeffding holds for any n, conditionally on n.
+3. The far-from-q scenario is redrawn until, at position 0, the subtle bias that samples
+   the residual's support in proportion to p instead of p - q shifts some token's
+   expected count by at least two bounds; that verifier then fails with probability
+   above 1 - 1e-9 on every seed, not just on most.
 """
 
 import math
@@ -61,6 +65,30 @@ def _scenario(rng, *, close: bool):
     return np.array(targets, dtype=np.float32), np.array(drafts, dtype=np.float32)
 
 
+def _checks_per_scenario() -> int:
+    """Token counts at every position plus acceptance counts at every draft position."""
+    return (DRAFT + 1) * VOCAB + DRAFT
+
+
+def _bound(n: int) -> float:
+    """The Hoeffding bound each count must stay within (module docstring)."""
+    per_check = FALSE_REJECTION / STATISTICAL_CASES / _checks_per_scenario()
+    return math.sqrt(n / 2 * math.log(2 / per_check))
+
+
+def _separates_support_bias(targets, drafts) -> bool:
+    """Whether position 0 tells the residual max(0, p - q) apart from the subtle bias that
+    samples the residual's support in proportion to p: some token's expected count over
+    ROWS rows must move by at least two bounds, so that verifier fails (Hoeffding, one
+    side) with probability below delta_check / 2 on every seed. Without this draw-time
+    condition about one seed in 3,000 gave (p, q) where the two nearly coincide."""
+    p, q = targets[0].astype(np.float64), drafts[0].astype(np.float64)
+    residual = np.maximum(p - q, 0.0)
+    in_support = np.where(p > q, p, 0.0)
+    shift = np.abs(residual - residual.sum() * in_support / in_support.sum()).max()
+    return ROWS * shift >= 2 * _bound(ROWS)
+
+
 def _batch(rng, targets, drafts, drafted: np.ndarray):
     """Inputs for rows sharing (targets, drafts): drafts sampled from q; positions past a
     row's drafts hold junk (-1 tokens, uniform q, and a one-hot p on a token the real
@@ -102,7 +130,10 @@ class VerifierJudge(Judge):
         ]
 
     def hidden_cases(self, rng):
-        targets, drafts = _scenario(rng, close=False)
+        while True:  # about 58% of draws separate the subtle bias by two bounds
+            targets, drafts = _scenario(rng, close=False)
+            if _separates_support_bias(targets, drafts):
+                break
         wide = Case(f"{ROWS} rows, 3 drafts each, acceptance about one half", "residual",
                     _batch(rng, targets, drafts, np.full(ROWS, DRAFT)), secret={"targets": targets, "drafts": drafts})
         targets, drafts = _scenario(rng, close=True)
@@ -231,11 +262,11 @@ def _statistical_problem(out, drafted, targets, drafts) -> str | None:
             accepted = verified & (lengths > position + 1)
             checks.append((f"acceptances at position {position}", int(accepted.sum()), int(verified.sum()),
                            float(alphas[position])))
-    per_check = FALSE_REJECTION / STATISTICAL_CASES / len(checks)
+    per_check = FALSE_REJECTION / STATISTICAL_CASES / _checks_per_scenario()
     for description, count, n, probability in checks:
         if n == 0:
             continue
-        bound = math.sqrt(n / 2 * math.log(2 / per_check))
+        bound = _bound(n)
         if abs(count - n * probability) > bound:
             return (f"{description}: {count} of {n} rows, where a lossless verifier gives "
                     f"{n * probability:.0f} +- {bound:.0f} (a correct verifier fails this test with "
