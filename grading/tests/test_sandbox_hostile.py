@@ -65,21 +65,6 @@ def processes_of(uid: int) -> list[int]:
     return found
 
 
-def _uptime_ticks() -> float:
-    return float(Path("/proc/uptime").read_text().split()[0]) * os.sysconf("SC_CLK_TCK")
-
-
-def started_before(pid: int, ticks: float) -> bool:
-    """Whether `pid` started before `ticks` (clock ticks since boot). A warm pool left by
-    an earlier test refills in the background and may lease the slot this run just
-    released: its new interpreter is not a survivor of this run."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return False  # gone
-    return int(fields[19]) <= ticks  # field 22 of stat: starttime
-
-
 def describe(pids: list[int]) -> list[str]:
     """Name and state of each pid, for the failure message."""
     out = []
@@ -98,13 +83,15 @@ def describe(pids: list[int]) -> list[str]:
 def hostile(source: str, leased: list, *, limits: Limits = HOSTILE, args=(),
             files: dict[str, bytes] | None = None) -> SandboxResult:
     """Run `source` cold, then check the host: no leftover process, within time."""
+    # A warm pool left by an earlier test refills in the background and may lease the
+    # slot this run releases; its fresh interpreter would look like a survivor.
+    warm_pool.shutdown()
     started = time.monotonic()
     result = run_python(files={"main.py": source.encode(), **(files or {})}, entry="main.py",
                         args=args, limits=limits, warm=False)
-    returned_at = _uptime_ticks()
     elapsed = time.monotonic() - started
     assert leased, "the run leased no slot"
-    survivors = [pid for pid in processes_of(leased[-1].uid) if started_before(pid, returned_at)]
+    survivors = processes_of(leased[-1].uid)
     assert survivors == [], f"processes of the slot user outlived the run: {describe(survivors)}"
     assert elapsed < limits.wall_seconds + MARGIN_SECONDS
     return result
