@@ -6,9 +6,9 @@ Every run is a fresh process, whichever is used, with the signature of
 
 - ``sandbox_runner(on_gpu)``: the bubblewrap sandbox. Candidate code only ever runs
   here. Under the interpreter it may use a warm interpreter (each serves one run). On a
-  GPU it needs the sandbox to bind the NVIDIA device nodes: ``run_python`` must accept
-  ``devices=`` (see ``gpu_sandbox_missing``); until it does, a GPU worker grades under
-  the interpreter and says why.
+  GPU each run is a fresh interpreter given the NVIDIA device nodes (``devices=``, see
+  ``grading.sandbox.devices``); ``gpu_sandbox_missing`` says why a GPU worker cannot
+  do that, and then it grades under the interpreter and says why.
 - ``plain_runner``: a child process of this Python with a time limit. For REVIEWED code
   from the bank only (the device check runs the reference, slow and wrong examples on a
   lent GPU machine that has no sandbox installed).
@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import functools
 import glob
-import inspect
 import os
+import stat
 import subprocess
 import sys
 import tempfile
@@ -34,20 +34,60 @@ SANDBOX_OUT_DIR = "/sandbox/out"
 def nvidia_device_nodes() -> tuple[str, ...]:
     """The device files CUDA opens: the control node, UVM, every GPU, and the caps."""
     nodes = glob.glob("/dev/nvidia*") + glob.glob("/dev/nvidia-caps/*")
-    return tuple(sorted(node for node in nodes if not os.path.isdir(node)))
+    return tuple(sorted(node for node in nodes if stat.S_ISCHR(os.lstat(node).st_mode)))
 
 
 def gpu_sandbox_missing() -> str:
     """"" when the sandbox can give a run the GPU, else why not."""
     try:
-        from grading.sandbox import run_python
+        from grading.sandbox import sandbox_available
+        from grading.sandbox.devices import check_devices
     except Exception as error:  # noqa: BLE001 - a broken install says why
         return f"the sandbox does not import: {error}"
-    if "devices" not in inspect.signature(run_python).parameters:
-        return "the sandbox cannot bind GPU devices yet (run_python has no devices= option)"
-    if not nvidia_device_nodes():
+    ok, why = sandbox_available()
+    if not ok:
+        return f"the sandbox is not ready: {why}"
+    nodes = nvidia_device_nodes()
+    if not nodes:
         return "no /dev/nvidia* device nodes on this machine"
+    toolchain = triton_toolchain_missing()
+    if toolchain:
+        return toolchain
+    try:
+        check_devices(nodes)
+    except ValueError as error:
+        return f"the GPU's device nodes cannot be given to the sandbox: {error}"
     return ""
+
+
+def triton_toolchain_missing() -> str:
+    """"" when the sandbox can build Triton's launchers: on a GPU, Triton compiles a
+    small C module per kernel signature with ``gcc`` against the headers of the
+    sandbox's Python (Debian's, so ``/usr/include/python3.N``); else what is missing
+    (scripts/setup-sandbox installs both on a machine with a GPU)."""
+    from grading.sandbox.install import current_install
+
+    if not os.access("/usr/bin/gcc", os.X_OK):
+        return "the sandbox has no C compiler for Triton's launchers (/usr/bin/gcc)"
+    version = _venv_version(current_install().venv / "pyvenv.cfg")
+    if version is None:
+        return "cannot tell the sandbox Python's version (pyvenv.cfg)"
+    header = f"/usr/include/python{version}/Python.h"
+    if not os.path.isfile(header):
+        return f"the sandbox has no Python headers for Triton's launchers ({header})"
+    return ""
+
+
+def _venv_version(config: Path) -> str | None:
+    try:
+        lines = config.read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        key, _, value = line.partition("=")
+        if key.strip() == "version" and value.strip().count(".") >= 1:
+            return ".".join(value.strip().split(".")[:2])
+    return None
 
 
 def sandbox_runner(on_gpu: bool):

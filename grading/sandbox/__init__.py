@@ -12,6 +12,7 @@ is writable and comes back as SandboxResult.files, /tmp is private and small, an
 Python has numpy and torch (CPU).
 """
 
+from grading.sandbox.devices import check_devices
 from grading.sandbox.install import current_install, sandbox_available
 from grading.sandbox.interpreter import Interpreter
 from grading.sandbox.pool import take_warm
@@ -26,7 +27,8 @@ COLD_START_SECONDS = 30.0
 
 
 def run_python(*, files: dict[str, bytes], entry: str, args: tuple[str, ...] = (),
-               limits: Limits = Limits(), warm: bool = True) -> SandboxResult:
+               limits: Limits = Limits(), warm: bool = True,
+               devices: tuple[str, ...] = ()) -> SandboxResult:
     """Run /sandbox/in/ENTRY with the sandbox's Python and return what happened.
 
     files: relative path -> content, placed read-only under /sandbox/in; entry must be
@@ -35,6 +37,9 @@ def run_python(*, files: dict[str, bytes], entry: str, args: tuple[str, ...] = (
     only); otherwise, or with warm=False, a fresh one starts. Anything the code does ends
     up in the result; SandboxError means the sandbox itself failed (not installed, every
     slot busy, bwrap refused to start). ValueError: bad file names or entry.
+
+    devices: character devices under /dev to bind in (a GPU worker's /dev/nvidia*, see
+    grading.sandbox.devices); a run with devices always starts a fresh interpreter.
     """
     for name in files:
         for parent in check_input_name(name).parents:
@@ -43,7 +48,8 @@ def run_python(*, files: dict[str, bytes], entry: str, args: tuple[str, ...] = (
     if entry not in files:
         raise ValueError(f"entry {entry!r} is not one of the files")
     args = tuple(str(arg) for arg in args)
-    if warm:
+    devices = check_devices(devices)
+    if warm and not devices:
         interpreter = take_warm(limits)
         if interpreter is not None:
             try:
@@ -53,7 +59,7 @@ def run_python(*, files: dict[str, bytes], entry: str, args: tuple[str, ...] = (
     ok, reason = sandbox_available()
     if not ok:
         raise SandboxError(reason)
-    interpreter = Interpreter(current_install(), limits, preload=False)
+    interpreter = Interpreter(current_install(), limits, preload=False, devices=devices)
     try:
         interpreter.wait_ready(COLD_START_SECONDS)
     except BaseException:

@@ -10,6 +10,7 @@ import subprocess
 import time
 
 from grading.sandbox import launch, slots
+from grading.sandbox.devices import check_devices, device_groups
 from grading.sandbox.install import Install
 from grading.sandbox.results import Limits, SandboxError, SandboxResult, Status
 from grading.sandbox.workdir import RunDir, remove_stale
@@ -24,10 +25,12 @@ class Interpreter:
     interpreter runs, and /tmp's size is fixed when it starts.
     """
 
-    def __init__(self, install: Install, ceilings: Limits, *, preload: bool, nice: int = 0):
+    def __init__(self, install: Install, ceilings: Limits, *, preload: bool, nice: int = 0,
+                 devices: tuple[str, ...] = ()):
         self.ceilings = ceilings
         self.preload = preload
         self.nice = nice
+        self.devices = check_devices(devices)
         self.slot = slots.acquire(install)
         self.rundir: RunDir | None = None
         self.process: subprocess.Popen | None = None
@@ -54,7 +57,7 @@ class Interpreter:
             install, uid=self.slot.uid, gid=self.slot.gid, procs_files=self.slot.procs_files(),
             inbox=self.rundir.inbox, outbox=self.rundir.outbox, ceilings=self.ceilings,
             cpu_ceiling=cpu_ceiling, nice=nice, seccomp_fd=seccomp_fd, ready_fd=ready_w,
-            preload=self.preload)
+            preload=self.preload, devices=self.devices, groups=device_groups(self.devices))
         try:
             self.process = subprocess.Popen(
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

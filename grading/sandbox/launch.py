@@ -15,6 +15,7 @@ import os
 import sys
 from pathlib import Path
 
+from grading.sandbox.devices import bwrap_device_arguments
 from grading.sandbox.install import BWRAP, Install
 from grading.sandbox.results import Limits
 
@@ -47,26 +48,29 @@ def rlimit_values(limits: Limits) -> dict[str, tuple[int, int]]:
 
 def command(install: Install, *, uid: int, gid: int, procs_files: list[str], inbox: Path,
             outbox: Path, ceilings: Limits, cpu_ceiling: int, nice: int,
-            seccomp_fd: int, ready_fd: int, preload: bool) -> list[str]:
+            seccomp_fd: int, ready_fd: int, preload: bool, devices: tuple[str, ...] = (),
+            groups: tuple[int, ...] = ()) -> list[str]:
     """argv for subprocess: the chain described in the module docstring.
 
     The host's own Python runs the launcher (-I -S: no site, no environment), so it needs
     nothing from the sandbox's env; seccomp_fd and ready_fd must be passed to the child.
+    ``devices`` (checked by grading.sandbox.devices) are bound in; ``groups`` are the
+    supplementary groups the run keeps to open them.
     """
     rlimits = rlimit_values(ceilings)
     rlimits["RLIMIT_CPU"] = (cpu_ceiling, cpu_ceiling + 1)
     spec = {"parent": os.getpid(), "cgroup_procs": procs_files, "nice": nice, "uid": uid,
-            "gid": gid, "rlimits": rlimits, "close": [seccomp_fd, ready_fd]}
+            "gid": gid, "groups": list(groups), "rlimits": rlimits, "close": [seccomp_fd, ready_fd]}
     return [
         sys.executable, "-I", "-S", LAUNCHER, json.dumps(spec),
         *bwrap_arguments(install, inbox=inbox, outbox=outbox, tmp_bytes=ceilings.tmp_bytes,
-                         seccomp_fd=seccomp_fd),
+                         seccomp_fd=seccomp_fd, devices=devices),
         str(install.python), "-I", "-B", "-c", INSIDE_SOURCE, str(ready_fd), "1" if preload else "0",
     ]
 
 
 def bwrap_arguments(install: Install, *, inbox: Path, outbox: Path, tmp_bytes: int,
-                    seccomp_fd: int) -> list[str]:
+                    seccomp_fd: int, devices: tuple[str, ...] = ()) -> list[str]:
     args = [
         BWRAP,
         "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc",
@@ -94,8 +98,8 @@ def bwrap_arguments(install: Install, *, inbox: Path, outbox: Path, tmp_bytes: i
         args += ["--ro-bind", str(install.etc / name), f"/etc/{name}"]
     for path in _ETC_FROM_HOST:
         args += ["--ro-bind-try", path, path]
+    args += ["--proc", "/proc", "--dev", "/dev", *bwrap_device_arguments(devices)]
     args += [
-        "--proc", "/proc", "--dev", "/dev",
         "--ro-bind", str(inbox), "/sandbox/in",
         "--bind", str(outbox), "/sandbox/out",
         "--chdir", "/sandbox/in",

@@ -10,6 +10,7 @@ It exists for two things a plain exec chain cannot do:
   been reaped, with bwrap's own exit status (or dying of the same signal).
 
 SPEC is JSON: {"parent": pid, "cgroup_procs": [...], "nice": int, "uid": int, "gid": int,
+"groups": [supplementary gids, to open the device nodes a run was given],
 "rlimits": {"RLIMIT_X": [soft, hard]}, "close": [fds the launcher itself must not keep]}.
 Only the host writes SPEC, so it is trusted; ARGV is bwrap's command line.
 """
@@ -37,7 +38,7 @@ def _start_sandbox(spec: dict, argv: list[str], prctl) -> None:
         os.setpriority(os.PRIO_PROCESS, 0, spec["nice"])
         for name, (soft, hard) in spec["rlimits"].items():
             resource.setrlimit(getattr(resource, name), (soft, hard))
-        os.setgroups([])
+        os.setgroups(spec.get("groups", []))
         os.setresgid(spec["gid"], spec["gid"], spec["gid"])
         os.setresuid(spec["uid"], spec["uid"], spec["uid"])
         if prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
