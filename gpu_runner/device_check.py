@@ -1,9 +1,11 @@
 """The whole GPU path on one GPU, for every kernel question in the bank, in a few minutes.
 
-    python -m gpu_runner.device_check [--only SLUG ...] [--json OUT.json]
+    python -m gpu_runner.device_check [--only SLUG ...] [--json OUT.json] [--sandbox]
 
 For each kernel part it runs, each in a fresh process (``gpu_runner.process.plain_runner``:
-these are reviewed solutions from the bank, so no sandbox is needed on a lent machine):
+these are reviewed solutions from the bank, so no sandbox is needed on a lent machine;
+with ``--sandbox``, on a GPU worker, each run goes through the sandbox exactly as a
+candidate's does, which checks that path too):
 
 - the reference (``accepted``): correctness on the full shapes before and after timing,
   timed with our method and with ``triton.testing.do_bench`` in the same process; it
@@ -15,7 +17,8 @@ these are reviewed solutions from the bank, so no sandbox is needed on a lent ma
 
 It prints one line per run and one per timed shape (median, achieved GB/s or TFLOP/s,
 percent of the catalogue peak, do_bench's median) and exits 1 if anything did not hold.
-Needs an NVIDIA GPU with nvidia-smi, CUDA torch and triton in this Python.
+Needs an NVIDIA GPU with nvidia-smi, CUDA torch and triton in this Python. On a machine
+lent for a session, ``scripts/device-check`` sets it up and runs it (see there).
 """
 
 from __future__ import annotations
@@ -69,14 +72,15 @@ def kernel_parts():
     return found
 
 
-def check_part(slug: str, spec, judge, limits) -> list[RunLine]:
+def check_part(slug: str, spec, judge, limits, runner=None) -> list[RunLine]:
     from gpu_runner.process import plain_runner
     from gpu_runner.runner import judge_kernel
 
     def run(source: str, **options):
         started = time.monotonic()
         report = judge_kernel(judge=judge, source=source, entrypoint=spec.entrypoint, seed=CHECK_SEED,
-                              speed=spec.speed, on_gpu=True, run=plain_runner, limits=limits, **options)
+                              speed=spec.speed, on_gpu=True, run=runner or plain_runner, limits=limits,
+                              **options)
         return report, time.monotonic() - started
 
     lines = []
@@ -150,15 +154,25 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="*", help="question slugs to check (default: every kernel question)")
     parser.add_argument("--json", help="also write the results here")
+    parser.add_argument("--sandbox", action="store_true",
+                        help="run each solution in the sandbox, as a candidate's answer runs on a GPU worker")
     args = parser.parse_args(argv)
     sys.path.insert(0, os.getcwd())
     from gpu_runner.devices import catalogue_key, read_device
+    from gpu_runner.process import gpu_sandbox_missing, sandbox_runner
     from grading.kinds.kernel import sandbox_limits
 
     device = read_device()
     if device is None:
         print("No NVIDIA GPU here (nvidia-smi found none): the device check needs one.")
         return 2
+    runner = None
+    if args.sandbox:
+        missing = gpu_sandbox_missing()
+        if missing:
+            print(f"--sandbox: the sandbox cannot run on this GPU: {missing}")
+            return 2
+        runner = sandbox_runner(on_gpu=True)
     print(f"GPU: {device.describe()}; catalogue key: {catalogue_key(device.name) or 'none (times unscored)'}")
     # One compile cache for the whole check: the reference compiles once, not once per run.
     os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp(prefix="device-check-triton-"))
@@ -166,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     lines = []
     for slug, spec, judge in parts:
-        for line in check_part(slug, spec, judge, sandbox_limits(spec, on_gpu=True)):
+        for line in check_part(slug, spec, judge, sandbox_limits(spec, on_gpu=True), runner):
             print_line(line, spec.speed.metric)
             lines.append(line)
     failed = [line for line in lines if not line.ok]

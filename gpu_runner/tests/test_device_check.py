@@ -88,3 +88,30 @@ def test_without_a_gpu_it_says_so(monkeypatch, capsys):
     monkeypatch.setattr("gpu_runner.devices.read_device", lambda index=0: None)
     assert device_check.main([]) == 2
     assert "needs one" in capsys.readouterr().out
+
+
+def test_sandbox_mode_refuses_without_a_ready_sandbox(monkeypatch, softmax_only, capsys):
+    monkeypatch.setattr("gpu_runner.process.gpu_sandbox_missing", lambda: "no /dev/nvidia* device nodes on this machine")
+    assert device_check.main([*softmax_only, "--sandbox"]) == 2
+    assert "the sandbox cannot run on this GPU: no /dev/nvidia*" in capsys.readouterr().out
+
+
+def test_sandbox_mode_sends_every_run_through_the_gpu_sandbox(monkeypatch, softmax_only):
+    from gpu_runner.process import plain_runner
+
+    gpu_sandbox = object()
+    monkeypatch.setattr("gpu_runner.process.gpu_sandbox_missing", lambda: "")
+    monkeypatch.setattr("gpu_runner.process.sandbox_runner", lambda on_gpu: gpu_sandbox if on_gpu else None)
+    runners = []
+    answer = canned(KernelOutcome.WRONG_ANSWER, timed=False)
+
+    def judge_kernel(**options):
+        runners.append(options["run"])
+        return answer(**options)
+
+    monkeypatch.setattr("gpu_runner.runner.judge_kernel", judge_kernel)
+    device_check.main([*softmax_only, "--sandbox"])
+    assert len(runners) == 4 and all(run is gpu_sandbox for run in runners)
+    runners.clear()
+    device_check.main(softmax_only)
+    assert len(runners) == 4 and all(run is plain_runner for run in runners)
