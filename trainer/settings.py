@@ -142,6 +142,12 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Celery beat (`celery -A trainer beat`, or the embedded worker's --beat): interviews
+# whose clock ran out are closed within a minute even if nobody opens them again.
+CELERY_BEAT_SCHEDULE = {
+    "close-expired-interviews": {"task": "interviews.close_expired", "schedule": 60.0},
+}
+CELERY_BEAT_SCHEDULE_FILENAME = env_str("CELERY_BEAT_SCHEDULE_FILENAME", str(VAR_DIR / "celerybeat-schedule"))
 
 HEALTHCHECK_BROKER_TIMEOUT = env_int("HEALTHCHECK_BROKER_TIMEOUT", 2)
 
