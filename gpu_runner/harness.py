@@ -21,6 +21,13 @@ plan asks for it). Nothing here is trusted: the candidate shares this process. T
 reads these files as data, recomputes every statistic from the raw samples, checks the
 outputs against references it computed itself, and rejects times below the physical
 floor.
+
+What that does not stop: the candidate's code can write ``_timing.json`` itself, with
+samples that are plausible (above the floor) but not measured. Outputs cannot be forged
+that way (the host checks them against its own references, after timing too), but a
+forged speed verdict can. Closing it needs the clock out of this process, for example a
+second sandboxed process that owns the inputs and the events and checks a sample of the
+outputs of every timed batch; that has to be built and measured on a GPU.
 """
 
 import json
