@@ -103,6 +103,17 @@ def _percent(fraction: float) -> str:
     return f"{fraction * 100:.2g}%"
 
 
+def _tolerance(rtol: float, atol: float, unit: str) -> str:
+    """How close an answer must be, in words: "within 3%", "within 0.5 GB", or, for an
+    exact count (no relative tolerance, an absolute one under 1), "exactly"."""
+    if rtol == 0 and 0 < atol < 1 and not unit:
+        return "exactly"
+    absolute = f"{atol:g} {unit}".strip()
+    if rtol == 0:
+        return f"within {absolute}"
+    return f"within {_percent(rtol)}" + (f" (or {absolute})" if atol else "")
+
+
 def _within(value: float, target: float, rtol: float, atol: float) -> bool:
     return abs(value - target) <= rtol * abs(target) + atol
 
@@ -281,11 +292,16 @@ class NumericKind(AnswerKind):
                                mistake=f"mistakes[{index}]",
                                **shown)
         slip = self._classic_slip(spec, answer, reference)
-        score, band_feedback = 0.0, f"Not within {_percent(spec.rtol)} of the reference."
+        needed = _tolerance(spec.rtol, spec.atol, spec.unit.text)
+        if needed == "exactly":
+            band_feedback = "Not the reference value: an exact count is expected here."
+        else:
+            band_feedback = f"Not {needed} of the reference."
+        score = 0.0
         if spec.partial and _within(answer, reference, spec.partial.rtol, spec.atol):
             score = spec.partial.score
             band_feedback = (f"Close: within {_percent(spec.partial.rtol)} of the reference but "
-                             f"not within {spec.rtol:.0%}; partial credit.")
+                             f"not {needed}; partial credit.")
         feedback = f"{band_feedback} {slip[1]}" if slip else band_feedback
         return Verdict(valid=True, correct=False, score=score, feedback=feedback,
                        mistake=f"slip:{slip[0]}" if slip else None, **shown)

@@ -131,6 +131,20 @@ def test_partial_credit_band():
     assert grade(f"{REFERENCE_MS * 1.2!r} ms", part).score == 0
 
 
+
+def test_the_miss_message_states_the_tolerance_the_part_uses():
+    assert grade("50 ms").feedback.startswith("Not within 3% of the reference.")
+    tight = {**FLOOR, "rtol": 0.002, "partial": {"rtol": 0.1, "score": 0.5}}
+    close = grade(f"{REFERENCE_MS * 1.05!r} ms", tight)
+    assert close.feedback.startswith("Close: within 10% of the reference but not within 0.2%")
+    absolute = {**FLOOR, "rtol": 0, "atol": 0.5}
+    assert grade("43 ms", absolute).feedback.startswith("Not within 0.5 ms of the reference.")
+    count = {"id": "blocks", "kind": "numeric", "prompt": "How many blocks?", "answer": "batch * 7",
+             "rtol": 0, "atol": 0.5}
+    assert grade("224", count).correct
+    assert grade("225", count).feedback.startswith("Not the reference value: an exact count is expected here.")
+
+
 def test_reference_and_mistake_answers_round_trip():
     kind = grading.get_kind("numeric")
     spec = kind.load_spec(FLOOR)
