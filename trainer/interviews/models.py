@@ -140,7 +140,9 @@ class InterviewEvent(models.Model):
         VERDICT = "verdict", "Verdict"  # {attempt_id, status, correct, score, feedback}
         HINT = "hint", "Hint taken"  # {index}
         CODE_SNAPSHOT = "code_snapshot", "Editor snapshot"  # {source}
-        CODE_RUN = "code_run", "Code checked"  # {source, valid, feedback}
+        # {source, valid, feedback, attempt_id}: the run of the visible examples (attempt_id
+        # None when nothing ran, and feedback says why); its result is on the attempt.
+        CODE_RUN = "code_run", "Code run"
         NOTE = "note", "Interviewer note"  # {text}
         CLOSED = "closed", "Interview closed"  # {reason: expired | ended_by_interviewer}
 
@@ -175,7 +177,8 @@ class InterviewEvent(models.Model):
 
 
 class InterviewAttempt(models.Model):
-    """Which interview question an attempt answered: the verdict signal finds it here."""
+    """Which interview question an attempt belongs to: an answer (the verdict signal finds
+    it here) or a run of the visible examples (its purpose says which)."""
 
     attempt = models.OneToOneField("grading.Attempt", on_delete=models.PROTECT, related_name="interview_link")
     question = models.ForeignKey(InterviewQuestion, on_delete=models.PROTECT, related_name="attempt_links")

@@ -29,6 +29,7 @@ OVERSEE_PERMISSION = "questions.author_questions"
 EDITOR_KINDS = ("code",)  # parts answered in the code editor, whose typing is recorded
 ANSWER_KINDS = ("numeric", "formula", "explain", "code")
 SOURCE_EVENT_KINDS = (InterviewEvent.Kind.CODE_SNAPSHOT, InterviewEvent.Kind.CODE_RUN, InterviewEvent.Kind.ANSWER)
+ATTEMPT_EVENT_KINDS = (InterviewEvent.Kind.ANSWER, InterviewEvent.Kind.CODE_RUN)  # data holds an attempt_id
 
 
 # --- Access ------------------------------------------------------------------------------
@@ -131,14 +132,18 @@ def rubric_item_keys(interview: Interview) -> set[tuple[int, str, str]]:
 @dataclass
 class RoomPart:
     part: object  # questions.rendering.RenderedPart
-    attempt: Attempt | None  # the latest one
+    attempt: Attempt | None  # the latest answer
     editor_source: str = ""  # code parts: what the editor shows (resumes where they were)
     answerable: bool = True
+    run_attempt: Attempt | None = None  # code parts: the latest run of the visible examples
 
 
-def _latest_attempts(question: InterviewQuestion) -> dict[str, Attempt]:
+def _latest_attempts(question: InterviewQuestion, purpose: str) -> dict[str, Attempt]:
+    """The newest attempt of each part with `purpose` (answers, or runs of the examples)."""
     latest: dict[str, Attempt] = {}
-    links = InterviewAttempt.objects.filter(question=question).select_related("attempt__question_version")
+    links = InterviewAttempt.objects.filter(question=question, attempt__purpose=purpose).select_related(
+        "attempt__question_version"
+    )
     for link in sorted(links, key=lambda link: (link.attempt.created_at, link.attempt.id)):
         latest[link.attempt.part_id] = link.attempt
     return latest
@@ -157,7 +162,8 @@ def room(interview: Interview, question: InterviewQuestion) -> dict:
     editor's last recorded content, so a reconnecting candidate resumes where they were."""
     schema = Question.from_data(question.question_version.data)
     rendered = render_question(schema, question.variant_seed)
-    latest = _latest_attempts(question)
+    latest = _latest_attempts(question, Attempt.Purpose.ANSWER)
+    latest_runs = _latest_attempts(question, Attempt.Purpose.EXAMPLES)
     parts = []
     for part in rendered.parts:
         source = ""
@@ -165,7 +171,7 @@ def room(interview: Interview, question: InterviewQuestion) -> dict:
             source = last_editor_source(question, part.id)
             if source is None:
                 source = str(schema.part(part.id).raw.get("starter") or "")
-        parts.append(RoomPart(part, latest.get(part.id), source, part.kind in ANSWER_KINDS))
+        parts.append(RoomPart(part, latest.get(part.id), source, part.kind in ANSWER_KINDS, latest_runs.get(part.id)))
     taken = hints_taken(question)
     return {
         "interview": interview,
@@ -186,7 +192,7 @@ class TimelineEntry:
     event: InterviewEvent
     question: InterviewQuestion | None
     question_title: str = ""
-    attempt: Attempt | None = None  # answers: the attempt as it stands now
+    attempt: Attempt | None = None  # answers and code runs: the attempt as it stands now
     started_at: datetime | None = None  # the interview's start, for `offset`
     diff: list[str] = field(default_factory=list)  # code submissions: against the previous one
 
@@ -205,19 +211,20 @@ def _question_map(interview: Interview) -> dict[int, tuple[InterviewQuestion, Qu
 
 
 def timeline(interview: Interview, *, include_snapshots: bool = False) -> list[TimelineEntry]:
-    """The record in order, each event with its question and (for answers) its attempt.
-    Editor snapshots are many and are left out unless asked for. Four queries."""
+    """The record in order, each event with its question and (for answers and code runs)
+    its attempt. Editor snapshots are many and are left out unless asked for. Four queries."""
     questions = _question_map(interview)
     events = InterviewEvent.objects.filter(interview=interview).select_related("actor").order_by("sequence")
     if not include_snapshots:
         events = events.exclude(kind=InterviewEvent.Kind.CODE_SNAPSHOT)
     events = list(events)
-    attempt_ids = [event.data["attempt_id"] for event in events if event.kind == InterviewEvent.Kind.ANSWER]
+    attempt_ids = [event.data["attempt_id"] for event in events
+                   if event.kind in ATTEMPT_EVENT_KINDS and event.data.get("attempt_id")]
     attempts = Attempt.objects.in_bulk(attempt_ids)
     entries = []
     for event in events:
         iq, schema = questions.get(event.question_id, (None, None))
-        attempt = attempts.get(event.data.get("attempt_id")) if event.kind == InterviewEvent.Kind.ANSWER else None
+        attempt = attempts.get(event.data.get("attempt_id")) if event.kind in ATTEMPT_EVENT_KINDS else None
         entries.append(TimelineEntry(event, iq, schema.title if schema else "", attempt, interview.started_at))
     return entries
 
@@ -227,6 +234,15 @@ def timeline_after(interview: Interview, sequence: int) -> bool:
     return interview.last_sequence > sequence
 
 
+def timeline_context(interview: Interview) -> dict:
+    """The live timeline partial's context. `grading` says an answer or a code run in it
+    is still queued or running: its result lands on the attempt, not as a new event
+    (runs of the examples get no verdict event), so the page keeps asking while it waits."""
+    entries = timeline(interview)
+    grading = any(entry.attempt is not None and not entry.attempt.is_finished for entry in entries)
+    return {"interview": interview, "entries": entries, "grading": grading}
+
+
 def monitor(interview: Interview) -> dict:
     """The panel's live page: every question with its solution, the invitation, the record."""
     rendered = [
@@ -234,10 +250,9 @@ def monitor(interview: Interview) -> dict:
         for iq in interview.questions.select_related("question_version")
     ]
     return {
-        "interview": interview,
+        **timeline_context(interview),
         "questions": rendered,
         "panel": list(interview.interviewers.all()),
-        "entries": timeline(interview),
         "snapshot_count": InterviewEvent.objects.filter(
             interview=interview, kind=InterviewEvent.Kind.CODE_SNAPSHOT
         ).count(),
@@ -281,11 +296,11 @@ class QuestionScore:
 
 
 def question_scores(interview: Interview) -> list[QuestionScore]:
-    """Each question's parts with their latest attempt, for the scorecard (three queries)."""
+    """Each question's parts with their latest answer, for the scorecard (three queries).
+    Runs of the visible examples are not answers and are left out."""
     links = list(
-        InterviewAttempt.objects.filter(question__interview=interview).select_related("attempt").order_by(
-            "attempt__created_at", "attempt__id"
-        )
+        InterviewAttempt.objects.filter(question__interview=interview, attempt__purpose=Attempt.Purpose.ANSWER)
+        .select_related("attempt").order_by("attempt__created_at", "attempt__id")
     )
     latest: dict[tuple[int, str], Attempt] = {}
     counts: dict[tuple[int, str], int] = {}

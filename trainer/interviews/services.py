@@ -18,6 +18,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from grading import services as grading_services
+from grading.models import Attempt
 from grading.kinds.base import SpecError
 from questions.schema import Question
 from trainer.interviews import selectors
@@ -328,30 +329,61 @@ def code_snapshot(*, interview: Interview, user, question: InterviewQuestion, pa
 
 
 @dataclass(frozen=True)
-class CodeCheck:
+class CodeRun:
+    """What pressing Run did. `attempt` is the run of the part's visible examples, queued
+    for the sandbox exactly as practice's Run queues it (purpose EXAMPLES: never scored,
+    never the graded answer); its result arrives on the attempt. When nothing runs,
+    `attempt` is None and `feedback` says why: code that does not read (`valid` False,
+    answered at once, costing nothing), or code that reads but was refused, such as by
+    the sandbox's rate limit (`valid` True)."""
+
+    attempt: Attempt | None
     valid: bool
-    feedback: str
+    feedback: str = ""
+
+    @property
+    def refused(self) -> bool:
+        return self.attempt is None and self.valid
 
 
-def code_run(*, interview: Interview, user, question: InterviewQuestion, part_id: str, source: str) -> CodeCheck:
-    """Check the code as the code kind reads it (syntax, entrypoint; nothing is executed)
-    and record the run with its full source."""
+def _run_examples(user, question: InterviewQuestion, part_id: str, source: str) -> CodeRun:
+    version, seed = question.question_version, question.variant_seed
+    # attempt_submit answers unreadable code and a rate-limited run alike (no attempt, an
+    # invalid verdict); reading first tells them apart for the record. It only parses.
+    reading = grading_services.attempt_interpret(version=version, part_id=part_id, seed=seed, answer=source)
+    if not reading.valid:
+        return CodeRun(None, False, reading.feedback)
+    result = grading_services.attempt_submit(user=user, version=version, part_id=part_id, seed=seed, answer=source,
+                                             purpose=Attempt.Purpose.EXAMPLES)
+    if result.attempt is None:
+        return CodeRun(None, True, result.verdict.feedback)
+    return CodeRun(result.attempt, True)
+
+
+def code_run(*, interview: Interview, user, question: InterviewQuestion, part_id: str, source: str) -> CodeRun:
+    """Run the code on the part's visible examples, through grading's own path for
+    practice's Run (same sandbox, same rate limit), and record the run with its full
+    source and its attempt's id (None when nothing ran).
+
+    The attempt is linked to the interview question like an answer, in the same
+    transaction, so its grading task (queued on commit) never finds it unlinked.
+    """
     interview_close_if_expired(interview)
     with transaction.atomic():
         _lock_open_interview(interview.id, user)
         _code_part(question, part_id, source)
         try:
-            reading = grading_services.attempt_interpret(
-                version=question.question_version, part_id=part_id, seed=question.variant_seed, answer=source
-            )
-            check = CodeCheck(reading.valid, reading.feedback or ("Reads as valid code." if reading.valid else ""))
+            run = _run_examples(user, question, part_id, source)
         except (grading_services.SubmitRefused, SpecError) as refusal:
-            # Grading cannot read this part (code parts not answerable yet, or a spec the
-            # code kind refuses): the run is still recorded, with the reason.
-            check = CodeCheck(False, str(refusal))
+            # Grading cannot take this part (a spec the code kind refuses): the run is
+            # still recorded, with the reason.
+            run = CodeRun(None, False, str(refusal))
+        if run.attempt is not None:
+            InterviewAttempt.objects.create(attempt=run.attempt, question=question)
         event_append(interview.id, Kind.CODE_RUN, actor=user, question=question, part_id=part_id,
-                     data={"source": source, "valid": check.valid, "feedback": check.feedback})
-    return check
+                     data={"source": source, "valid": run.valid, "feedback": run.feedback,
+                           "attempt_id": run.attempt.id if run.attempt else None})
+    return run
 
 
 # --- The panel's writes -----------------------------------------------------------------

@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
+from grading.models import Attempt
 from questions.schema import Question
 from trainer.interviews import selectors
 from trainer.interviews.models import RATING_DIMENSIONS, Interview, InterviewEvent, Scorecard
@@ -102,7 +103,11 @@ def _event_json(entry: selectors.TimelineEntry) -> dict:
         "part": event.part_id or None, "data": event.data,
     }
     if entry.attempt is not None:
-        row["attempt"] = {"status": entry.attempt.status, "correct": entry.attempt.correct, "score": entry.attempt.score}
+        row["attempt"] = {"status": entry.attempt.status, "correct": entry.attempt.correct, "score": entry.attempt.score,
+                          "purpose": entry.attempt.purpose}
+        if entry.attempt.purpose == Attempt.Purpose.EXAMPLES:  # a run's result is its feedback, one line an example
+            row["attempt"]["feedback"] = (entry.attempt.verdict or {}).get("feedback", "")
+            row["attempt"]["failure_reason"] = entry.attempt.failure_reason
     if entry.diff:
         row["diff"] = entry.diff
     return row
@@ -156,6 +161,24 @@ def export_json(interview: Interview) -> dict:
     }
 
 
+def run_outcome(entry: selectors.TimelineEntry) -> str:
+    """What a press of Run did, in words: the run of the visible examples as it stands,
+    or why nothing ran."""
+    data, run = entry.event.data, entry.attempt
+    if run is None:
+        reason = data.get("feedback", "")
+        return f"not run: {reason}" if data.get("valid") else f"not run, the code does not read: {reason}"
+    if not run.is_finished:
+        return f"running the visible examples ({run.get_status_display().lower()})"
+    if run.status == Attempt.Status.FAILED:
+        return f"the run failed: {run.failure_reason}"
+    return "ran the visible examples"
+
+
+def _fenced(text: str, language: str) -> list[str]:
+    return ["", f"  ```{language}", *[f"  {line}" for line in text.splitlines()], "  ```"]
+
+
 def _event_markdown(entry: selectors.TimelineEntry) -> list[str]:
     event, data = entry.event, entry.event.data
     where = f" Q{entry.question.position}" + (f"/{event.part_id}" if event.part_id else "") if entry.question else ""
@@ -181,7 +204,11 @@ def _event_markdown(entry: selectors.TimelineEntry) -> list[str]:
     elif event.kind == Kind.NOTE:
         lines[0] += f": {data.get('text', '')}"
     elif event.kind == Kind.CODE_RUN:
-        lines[0] += f": {data.get('feedback', '')}"
+        lines[0] += f": {run_outcome(entry)}"
+        lines += _fenced(data.get("source", ""), "python")
+        output = (entry.attempt.verdict or {}).get("feedback", "") if entry.attempt else ""
+        if output:
+            lines += _fenced(output, "text")
     elif event.kind == Kind.CLOSED:
         lines[0] += f": {data.get('reason', '')}"
     if entry.diff:

@@ -80,3 +80,34 @@ def interview(interviewer, decode_question):
 def started_interview(interview, candidate):
     """`interview`, joined by `candidate`, clock running."""
     return start(interview, candidate)
+
+
+RUNNABLE_CODE_FILE = "questions/bank/speculative/119-top-p-sampler.yaml"
+
+
+@pytest.fixture
+def runnable_code_question(db):
+    """The bank's top-p question (one code part, `keep`, with a judge and visible
+    examples), stored as it is: its solutions are checked by validate_questions already."""
+    from questions.loader import load_file
+    from questions.models import Question, QuestionVersion
+
+    data = load_file(RUNNABLE_CODE_FILE).data
+    question = Question.objects.create(
+        slug=data["slug"], topic=data["topic"], difficulty=data["difficulty"], seed_number=data["seed"],
+        title=data["title"], summary=data["summary"],
+        part_kinds=[[part["id"], part["kind"]] for part in data["parts"]],
+    )
+    version = QuestionVersion.objects.create(
+        question=question, number=1, content_hash="test", source_text="", data_json=json.dumps(data),
+        origin=QuestionVersion.Origin.FILE,
+    )
+    question.current_version = version
+    question.save(update_fields=["current_version"])
+    return version
+
+
+def code_solution(version, verdict: str = "accepted") -> str:
+    """An author's solution of the question's code part with the given verdict."""
+    part = next(part for part in version.as_question().parts if part.kind == "code")
+    return next(item["code"] for item in part.raw["solutions"] if item["verdict"] == verdict)

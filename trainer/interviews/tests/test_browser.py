@@ -1,8 +1,9 @@
 """An interview end to end in real Chromium, two people in two browser contexts.
 
 The interviewer creates the interview and watches it live; a guest candidate joins by
-the link, answers wrongly once (graded by a real Celery worker thread), takes a hint and
-types code; the clock runs out (the deadline is moved to a few seconds from now through
+the link, answers wrongly once (graded by a real Celery worker thread), takes a hint,
+types code and runs a solution on its visible examples (in the sandbox, by the same
+worker) while the interviewer watches the result arrive; the clock runs out (the deadline is moved to a few seconds from now through
 the service, and the page's own clock closes the room); the interviewer replays the
 typing and submits a scorecard.
 """
@@ -19,6 +20,7 @@ from conftest import PASSWORD
 from trainer.celery import app as celery_app
 from trainer.interviews import services
 from trainer.interviews.models import Interview, InterviewEvent, Scorecard
+from trainer.interviews.tests.conftest import code_solution
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -51,7 +53,7 @@ def log_in(page, base_url, username):
 
 
 def test_interview_from_invitation_to_scorecard(live_server, two_people, interviewer, decode_question, code_question,
-                                                grading_worker):
+                                                runnable_code_question, grading_worker):
     host, guest = two_people
     base = live_server.url
 
@@ -66,6 +68,9 @@ def test_interview_from_invitation_to_scorecard(live_server, two_people, intervi
     host.select_option("select[name=topic]", "roofline")
     host.locator('#question-choices [data-slug="test-decode-floor"]').wait_for()
     host.check('[data-slug="test-decode-floor"] input')
+    host.select_option("select[name=topic]", "speculative")
+    host.locator('#question-choices [data-slug="top-p-sampler"]').wait_for()
+    host.check('[data-slug="top-p-sampler"] input')
     host.fill("#id_time_limit_minutes", "20")
     host.click("#create-interview")
     host.wait_for_url(re.compile(r".*/interviews/\d+/$"))
@@ -91,15 +96,28 @@ def test_interview_from_invitation_to_scorecard(live_server, two_people, intervi
     host.click("#add-note")
     host.locator('#timeline [data-kind="note"]').get_by_text("Forgot bytes per parameter").wait_for()
 
-    # Code: the editor posts a snapshot when the text changed (every 5 s), then a check.
+    # Code: the editor posts a snapshot when the text changed (every 5 s), then a run (this
+    # test part has no judge, so nothing runs and the room says why).
     guest.click(".question-nav >> text=Q2")
     editor = guest.locator("#part-impl textarea.code-editor")
     editor.fill("def total(xs):\n    s = 0\n")
     guest.locator('#part-impl textarea[data-snapshots="1"]').wait_for()
     editor.fill("def total(xs):\n    return sum(xs)\n")
     guest.locator('#part-impl textarea[data-snapshots="2"]').wait_for()
-    guest.click("#part-impl >> text=Check the code")
-    guest.locator("#code-check-impl [data-valid]").wait_for()
+    guest.click("#run-impl")
+    guest.locator('#code-run-impl [data-run="unreadable"]').wait_for()
+
+    # A real code question: Run executes the visible examples in the sandbox; the room
+    # polls until the result is in, and the interviewer's timeline shows it too.
+    guest.click(".question-nav >> text=Q3")
+    guest.locator("#part-keep textarea.code-editor").fill(code_solution(runnable_code_question))
+    guest.click("#run-keep")
+    guest.locator('#code-run-keep [data-run="examples"]').get_by_text("passed: three distinct logits").wait_for(
+        timeout=60_000)
+    assert guest.locator('#verdict-keep [data-verdict]').count() == 0  # a run is not an answer
+    host.locator('#timeline [data-kind="code_run"]:has([data-run="graded"]) .run-output').get_by_text(
+        "passed: temperature zero").wait_for()
+    guest.click(".question-nav >> text=Q2")
 
     # A reload resumes where the candidate was: the same question, the typed code.
     guest.goto(f"{base}/interviews/{interview.id}/room/")
@@ -121,7 +139,7 @@ def test_interview_from_invitation_to_scorecard(live_server, two_people, intervi
     playback = host.locator("#playback-q2-impl")
     playback.locator("select.speed").select_option("16")
     playback.locator("button.play").click()
-    host.locator('#playback-q2-impl[data-frame="2"]').wait_for()  # two snapshots and the check
+    host.locator('#playback-q2-impl[data-frame="2"]').wait_for()  # two snapshots and the run
     assert "return sum(xs)" in playback.locator("pre").inner_text()
     playback.locator("input[type=range]").fill("0")
     assert "s = 0" in playback.locator("pre").inner_text()

@@ -162,7 +162,7 @@ def test_snapshot_and_run_are_recorded(client, login_as, interviewer, candidate,
     assert snapshot.status_code == 204
     run = client.post(reverse("interview-run", args=[interview.id, 1, "impl"]), {"answer": "def total(xs): ..."},
                       **HTMX)
-    assert run.status_code == 200 and b"code-check-impl" in run.content
+    assert run.status_code == 200 and b"code-run-impl" in run.content
     sources = list(InterviewEvent.objects.filter(kind__in=[Kind.CODE_SNAPSHOT, Kind.CODE_RUN])
                    .order_by("sequence").values_list("data__source", flat=True))
     assert sources == ["def total", "def total(xs): ..."]

@@ -184,11 +184,12 @@ def test_code_snapshots_are_only_for_code_parts_and_capped(interviewer, code_que
 def test_code_run_records_the_full_source(interviewer, code_question, candidate):
     interview = start(make_interview(interviewer, code_question), candidate)
     source = "def total(xs):\n    return sum(xs)\n"
-    check = services.code_run(interview=interview, user=candidate, question=first_question(interview),
-                              part_id="impl", source=source)
+    result = services.code_run(interview=interview, user=candidate, question=first_question(interview),
+                               part_id="impl", source=source)
     event = InterviewEvent.objects.get(kind=Kind.CODE_RUN)
-    assert event.data == {"source": source, "valid": check.valid, "feedback": check.feedback}
-    assert check.feedback
+    # This part has no judge, so grading cannot run it: nothing ran, and the record says why.
+    assert event.data == {"source": source, "valid": result.valid, "feedback": result.feedback, "attempt_id": None}
+    assert result.attempt is None and result.feedback
 
 
 def test_code_snapshot_after_the_deadline_is_refused(interviewer, code_question, candidate):

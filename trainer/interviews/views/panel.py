@@ -103,15 +103,19 @@ def interview_monitor(request, interview_id):
 @login_required
 def interview_timeline(request, interview_id):
     """The live timeline partial, polled. Nothing new since `after`: 204 (htmx keeps the
-    page as it is). Once the interview is closed: the final timeline with 286, which
-    ends the polling."""
+    page as it is), unless the page is waiting for an answer or a code run to finish
+    (`grading`), whose result changes an entry without adding one. Once the interview is
+    closed and nothing is left to wait for: the final timeline with 286, which ends the
+    polling."""
     interview = panel_interview_or_404(request, interview_id)
     after = request.GET.get("after", "")
-    if after.isdigit() and not selectors.timeline_after(interview, int(after)) and not interview.is_closed:
+    waiting = bool(request.GET.get("grading"))
+    if after.isdigit() and not selectors.timeline_after(interview, int(after)) and not interview.is_closed \
+            and not waiting:
         return HttpResponse(status=204)
-    context = {"interview": interview, "entries": selectors.timeline(interview)}
+    context = selectors.timeline_context(interview)
     response = render(request, f"{MONITOR}#timeline", context)
-    if interview.is_closed:
+    if interview.is_closed and not context["grading"]:
         response.status_code = HttpResponseStopPolling.status_code
     return response
 
@@ -130,7 +134,7 @@ def note_add(request, interview_id):
         return HttpResponseBadRequest(str(refusal))
     if request.htmx:
         interview.refresh_from_db()
-        return render(request, f"{MONITOR}#timeline", {"interview": interview, "entries": selectors.timeline(interview)})
+        return render(request, f"{MONITOR}#timeline", selectors.timeline_context(interview))
     return redirect("interview-monitor", interview_id=interview.id)
 
 

@@ -5,6 +5,7 @@ service that refuses it once the clock has run out; the refusal is a 409 carryin
 `HX-Refresh`, so an htmx page reloads into its closed state.
 """
 
+from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse, HttpResponseBadRequest
@@ -149,13 +150,18 @@ def answer_submit(request, interview_id, position, part_id):
 
 @login_required
 def attempt_status(request, interview_id, attempt_id):
-    """The verdict partial, polled while the attempt is graded; polling ends with 286."""
+    """The partial of an attempt being graded, polled until it is done (then 286, which
+    ends the polling): the verdict of an answer, or the result of a code run."""
     interview = _candidate_interview_or_404(request, interview_id)
     attempt = get_object_or_404(
         Attempt, id=attempt_id, user=request.user, interview_link__question__interview=interview
     )
-    context = {"interview": interview, "part_id": attempt.part_id, "attempt": attempt}
-    response = render(request, f"{ROOM}#verdict", context)
+    if attempt.purpose == Attempt.Purpose.EXAMPLES:
+        response = render(request, f"{ROOM}#code_run",
+                          {"interview": interview, "part_id": attempt.part_id, "run_attempt": attempt})
+    else:
+        response = render(request, f"{ROOM}#verdict",
+                          {"interview": interview, "part_id": attempt.part_id, "attempt": attempt})
     if attempt.is_finished:
         response.status_code = HttpResponseStopPolling.status_code
     return response
@@ -198,16 +204,24 @@ def code_snapshot(request, interview_id, position, part_id):
 @require_POST
 @vary_on_headers("HX-Request")
 def code_run(request, interview_id, position, part_id):
-    """Check the code (syntax and entrypoint, as grading reads it) and record the run."""
+    """Run the code on the part's visible examples (queued for the sandbox, as practice's
+    Run is; never the answer) and record the run. htmx gets the run's partial, which
+    polls until the result is in, or says at once why nothing ran."""
     interview = _candidate_interview_or_404(request, interview_id)
     question = _question_or_404(interview, position)
     try:
-        check = services.code_run(interview=interview, user=request.user, question=question, part_id=part_id,
-                                  source=request.POST.get("answer", ""))
+        run = services.code_run(interview=interview, user=request.user, question=question, part_id=part_id,
+                                source=request.POST.get("answer", ""))
     except services.InterviewClosed:
         return _closed()
     except services.InterviewRefused as refusal:
-        return HttpResponseBadRequest(str(refusal))
+        if not request.htmx:
+            return HttpResponseBadRequest(str(refusal))
+        # htmx swaps only successful responses: say why in the part's run slot.
+        run = services.CodeRun(None, True, str(refusal))
     if not request.htmx:
+        if run.attempt is None:  # the room shows the latest run; say why this one did not
+            messages.warning(request, f"Not run: {run.feedback}")
         return redirect(_room_url(interview, position))
-    return render(request, f"{ROOM}#code_check", {"check": check, "part_id": part_id})
+    context = {"interview": interview, "part_id": part_id, "run": run, "run_attempt": run.attempt}
+    return render(request, f"{ROOM}#code_run", context)
