@@ -87,13 +87,16 @@ def mastery_snapshot_take(user, *, now) -> MasterySnapshot:
 
 @transaction.atomic
 def progress_rebuild(user) -> None:
-    """Recompute a user's progress from all their graded attempts (derived data repair)."""
+    """Recompute a user's progress from all their graded answers (derived data repair):
+    the attempts grading reported as scored, so runs of the examples are left out."""
     from grading.models import Attempt
     from questions.models import Question
 
     Progress.objects.filter(user=user).delete()
     MasterySnapshot.objects.filter(user=user).delete()
-    attempts = Attempt.objects.filter(user=user, status=Attempt.Status.GRADED).select_related(
+    attempts = Attempt.objects.filter(
+        user=user, status=Attempt.Status.GRADED, purpose=Attempt.Purpose.ANSWER
+    ).select_related(
         "question_version__question", "user"
     ).order_by("created_at", "id")
     attempts = list(attempts)

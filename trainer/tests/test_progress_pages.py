@@ -89,8 +89,15 @@ def test_rebuilding_progress_from_attempts_matches_the_incremental_record(candid
     from trainer.models import Progress
     from trainer.services import progress_rebuild
 
+    from grading.models import Attempt
+
     for answer in ["1 s", "2 ms", "3 s"]:
         _answer(candidate, decode_question, answer)
+    # A run of the examples is graded but never scored: the rebuild must skip it as the
+    # live record does (here a perfect one, which would otherwise mark the part solved).
+    Attempt.objects.create(user=candidate, question_version=decode_question, part_id="floor", part_kind="numeric",
+                           purpose=Attempt.Purpose.EXAMPLES, variant_seed=3, answer="41.8 ms",
+                           status=Attempt.Status.GRADED, correct=True, score=1.0, verdict={"correct": True})
     fields = ["part_scores", "attempted", "solved", "last_attempt_at", "review_box", "review_due_at"]
     incremental = list(Progress.objects.filter(user=candidate).values(*fields))
     progress_rebuild(candidate)
