@@ -26,8 +26,9 @@ from trainer.interviews.models import Interview, InterviewAttempt, InterviewEven
 # the permissions that tell those roles apart today.
 CONDUCT_PERMISSION = "grading.review_attempts"
 OVERSEE_PERMISSION = "questions.author_questions"
-EDITOR_KINDS = ("code",)  # parts answered in the code editor, whose typing is recorded
-ANSWER_KINDS = ("numeric", "formula", "explain", "code")
+EDITOR_KINDS = ("code", "kernel")  # parts answered in the code editor, whose typing is recorded
+RUNNABLE_KINDS = ("code",)  # editor parts with visible examples to run (kernel parts have none)
+ANSWER_KINDS = ("numeric", "formula", "explain", "code", "kernel")
 SOURCE_EVENT_KINDS = (InterviewEvent.Kind.CODE_SNAPSHOT, InterviewEvent.Kind.CODE_RUN, InterviewEvent.Kind.ANSWER)
 ATTEMPT_EVENT_KINDS = (InterviewEvent.Kind.ANSWER, InterviewEvent.Kind.CODE_RUN)  # data holds an attempt_id
 
@@ -136,6 +137,16 @@ class RoomPart:
     editor_source: str = ""  # code parts: what the editor shows (resumes where they were)
     answerable: bool = True
     run_attempt: Attempt | None = None  # code parts: the latest run of the visible examples
+
+    @property
+    def editor(self) -> bool:
+        """Answered in the code editor (code and kernel parts)."""
+        return self.part.kind in EDITOR_KINDS
+
+    @property
+    def runnable(self) -> bool:
+        """Has visible examples the candidate can run (code parts)."""
+        return self.part.kind in RUNNABLE_KINDS
 
 
 def _latest_attempts(question: InterviewQuestion, purpose: str) -> dict[str, Attempt]:

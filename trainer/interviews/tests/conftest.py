@@ -89,10 +89,21 @@ RUNNABLE_CODE_FILE = "questions/bank/speculative/119-top-p-sampler.yaml"
 def runnable_code_question(db):
     """The bank's top-p question (one code part, `keep`, with a judge and visible
     examples), stored as it is: its solutions are checked by validate_questions already."""
+    return bank_version(RUNNABLE_CODE_FILE)
+
+
+@pytest.fixture
+def kernel_question(db):
+    """The bank's looped-softmax question: one Triton kernel part, `kernel`."""
+    return bank_version("questions/bank/kernels/123-looped-softmax-vocab.yaml")
+
+
+def bank_version(path: str):
+    """A bank question file stored as version 1 of its question."""
     from questions.loader import load_file
     from questions.models import Question, QuestionVersion
 
-    data = load_file(RUNNABLE_CODE_FILE).data
+    data = load_file(path).data
     question = Question.objects.create(
         slug=data["slug"], topic=data["topic"], difficulty=data["difficulty"], seed_number=data["seed"],
         title=data["title"], summary=data["summary"],
@@ -108,6 +119,6 @@ def runnable_code_question(db):
 
 
 def code_solution(version, verdict: str = "accepted") -> str:
-    """An author's solution of the question's code part with the given verdict."""
-    part = next(part for part in version.as_question().parts if part.kind == "code")
+    """An author's solution of the question's code (or kernel) part with the given verdict."""
+    part = next(part for part in version.as_question().parts if part.kind in ("code", "kernel"))
     return next(item["code"] for item in part.raw["solutions"] if item["verdict"] == verdict)
