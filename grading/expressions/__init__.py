@@ -119,6 +119,10 @@ def read_quantity(text: str) -> ReadQuantity:
     names = [node for node in walk(tree) if isinstance(node, Name)]
     for node in sorted(names, key=lambda n: n.position):
         unit_value(node, trusted=False)  # raises for unknown or ambiguous names first
+    if not any(isinstance(node, Number) for node in walk(tree)):
+        # "GB" or "x" alone would otherwise read as 1 GB or 1.
+        raise ExpressionError("there is no number in the answer: write the value with its unit, "
+                              "such as 12.5 GB")
     value = evaluate_tree(tree, lambda node: unit_value(node, trusted=False))
     has_units = any(node.name not in COUNT_WORDS for node in names)
     return ReadQuantity(value, to_text(tree), tuple(notes), has_units=has_units)

@@ -70,6 +70,12 @@ def test_non_text_answers_are_invalid(part):
         assert not verdict.valid and "text" in verdict.feedback
 
 
+@pytest.mark.parametrize("text", ["GB", "x", "ms", "GB/s", "k"])
+def test_a_unit_without_a_number_is_invalid_not_one(text):
+    verdict = grading.grade(FLOOR, text, CONTEXT)
+    assert not verdict.valid and "no number" in verdict.feedback
+
+
 def test_invalid_messages_say_where():
     verdict = grading.grade(FLOOR, "41.8 ms)", CONTEXT)
     assert "at character 8" in verdict.feedback
