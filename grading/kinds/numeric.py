@@ -284,13 +284,18 @@ class NumericKind(AnswerKind):
             shown["interpreted"] = f"{shown['interpreted']}; read as a fraction: {answer * 100:.4g}%"
             shown["interpreted_html"] = html.escape(shown["interpreted"])
             return Verdict(valid=True, correct=True, score=1.0, feedback="Correct (read as a fraction).", **shown)
-        for index, mistake in enumerate(spec.mistakes):
-            value = self._magnitude(spec, mistake.answer, context, f"mistakes[{index}].answer")
-            if _within(answer, value, spec.rtol, spec.atol):
-                return Verdict(valid=True, correct=False, score=0.0,
-                               feedback=render_feedback(mistake.feedback, context),
-                               mistake=f"mistakes[{index}]",
-                               **shown)
+        percent_part = reading.bare and spec.unit.text in ("%", "percent")
+        values = [self._magnitude(spec, mistake.answer, context, f"mistakes[{index}].answer")
+                  for index, mistake in enumerate(spec.mistakes)]
+        # A listed mistake matches as written or, on a percent part, as a bare fraction
+        # ("0.717" for 71.7%), the same reading the reference gets above.
+        for readings in ((answer,), (answer * 100,) if percent_part else ()):
+            for index, (mistake, value) in enumerate(zip(spec.mistakes, values)):
+                if any(_within(candidate, value, spec.rtol, spec.atol) for candidate in readings):
+                    return Verdict(valid=True, correct=False, score=0.0,
+                                   feedback=render_feedback(mistake.feedback, context),
+                                   mistake=f"mistakes[{index}]",
+                                   **shown)
         slip = self._classic_slip(spec, answer, reference)
         needed = _tolerance(spec.rtol, spec.atol, spec.unit.text)
         if needed == "exactly":

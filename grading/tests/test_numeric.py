@@ -83,6 +83,17 @@ def test_percent_slip_only_for_percent_parts():
     assert grade("4200", part).mistake == "slip:percent-vs-fraction"
 
 
+def test_a_listed_mistake_is_recognised_as_a_bare_fraction_on_a_percent_part():
+    part = {"id": "u", "kind": "numeric", "answer": "utilization", "unit": "%",
+            "mistakes": [{"answer": "1 - utilization", "feedback": "That is the idle share."}]}
+    for text in ("58%", "58", "0.58"):
+        verdict = grade(text, part)
+        assert verdict.mistake == "mistakes[0]" and verdict.feedback == "That is the idle share.", text
+    plain = {**part, "unit": "", "answer": "utilization * 100",
+             "mistakes": [{"answer": "(1 - utilization) * 100", "feedback": "That is the idle share."}]}
+    assert grade("58", plain).mistake == "mistakes[0]" and grade("0.58", plain).mistake is None
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [("140 GB", "that is a data size (bytes); this part asks for a time (ms)"),
