@@ -69,6 +69,8 @@ CLASSIC_SLIPS: tuple[tuple[float, str, str], ...] = (
     ),
     (-1.0, "sign", "The sign is flipped."),
 )
+# Quantities where a binary prefix can hide: sizes, and times and rates derived from them.
+_BINARY_DIMENSIONS = frozenset({"[information]", "[time]"})
 _PERCENT_SLIPS = (
     (100.0, "percent-vs-fraction", "Off by a factor of 100: a percentage, or a fraction?"),
     (0.01, "percent-vs-fraction", "Off by a factor of 100: a percentage, or a fraction?"),
@@ -320,6 +322,10 @@ class NumericKind(AnswerKind):
         ratio = answer / reference
         slips = CLASSIC_SLIPS + (_PERCENT_SLIPS if spec.unit.text in ("%", "percent")
                                  else ())
+        if not _BINARY_DIMENSIONS & set(spec.unit.dimensionality):
+            # A 5-10% miss on a count, a ratio or a percentage is rarely GiB vs GB: naming
+            # it would send the candidate hunting for a slip they did not make.
+            slips = tuple(slip for slip in slips if slip[1] != "binary-vs-decimal")
         best = None
         for slip_ratio, slip_id, feedback in slips:
             # A slip must explain the answer better than "just outside the tolerance":

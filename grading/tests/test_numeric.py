@@ -223,6 +223,18 @@ def test_an_answer_just_outside_tolerance_is_not_blamed_on_binary_prefixes():
     assert grading.grade(sized, "93.13 GB", {}).mistake == "slip:binary-vs-decimal"  # 100 GB in GiB
 
 
+def test_binary_prefixes_are_not_blamed_for_a_miss_on_a_count_or_a_percentage():
+    import grading
+
+    wide = {"rtol": 0.03, "partial": {"rtol": 0.1, "score": 0.5}}
+    for unit in ("%", ""):
+        part = {"id": "p", "kind": "numeric", "answer": "34.3", "unit": unit, **wide}
+        verdict = grading.grade(part, f"{34.3 / 1.0737:.3f}", {})
+        assert verdict.mistake is None and "binary" not in verdict.feedback, unit
+    timed = {"id": "t", "kind": "numeric", "answer": "34.3 * ms", "unit": "ms", **wide}
+    assert grading.grade(timed, f"{34.3 / 1.0737:.3f} ms", {}).mistake == "slip:binary-vs-decimal"
+
+
 @pytest.mark.parametrize(("answer", "unit", "reference"), [
     ("417/s", "tokens/s", "417 * token/s"),
     ("417 tok/s", "tokens/s", "417 * token/s"),
