@@ -375,6 +375,12 @@ class _Engine:
             if part.kind == "explain" and part.raw.get("model_answer"):
                 path = ("parts", index, "model_answer")
                 self._render(str(part.raw["model_answer"]), context, path, report, choices)
+            # Grading falls back to a mistake's raw text when its template fails, so a
+            # broken one would reach candidates as '{{ ... }}' without this check.
+            for mistake_index, mistake in enumerate(part.raw.get("mistakes") or ()):
+                if isinstance(mistake, dict) and "{{" in str(mistake.get("feedback", "")):
+                    path = ("parts", index, "mistakes", mistake_index, "feedback")
+                    self._render(str(mistake["feedback"]), context, path, report, choices)
         for index, hint in enumerate(question.hints):
             self._render(hint, context, ("hints", index), report, choices)
         for index, followup in enumerate(question.followups):

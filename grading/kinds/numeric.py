@@ -69,6 +69,8 @@ CLASSIC_SLIPS: tuple[tuple[float, str, str], ...] = (
     ),
     (-1.0, "sign", "The sign is flipped."),
 )
+# Below this, a whole-number answer with no unit is a count (tokens kept, pages, stages).
+SMALL_COUNT = 64
 # Quantities where a binary prefix can hide: sizes, and times and rates derived from them.
 _BINARY_DIMENSIONS = frozenset({"[information]", "[time]"})
 _PERCENT_SLIPS = (
@@ -326,6 +328,9 @@ class NumericKind(AnswerKind):
             # A 5-10% miss on a count, a ratio or a percentage is rarely GiB vs GB: naming
             # it would send the candidate hunting for a slip they did not make.
             slips = tuple(slip for slip in slips if slip[1] != "binary-vs-decimal")
+            if reference == round(reference) and abs(reference) <= SMALL_COUNT:
+                # Nor is 2 against 4 tokens kept a K-and-V or FLOP slip: it is a count.
+                slips = tuple(slip for slip in slips if slip[1] != "factor-of-two")
         best = None
         for slip_ratio, slip_id, feedback in slips:
             # A slip must explain the answer better than "just outside the tolerance":

@@ -231,6 +231,9 @@ def test_binary_prefixes_are_not_blamed_for_a_miss_on_a_count_or_a_percentage():
         part = {"id": "p", "kind": "numeric", "answer": "34.3", "unit": unit, **wide}
         verdict = grading.grade(part, f"{34.3 / 1.0737:.3f}", {})
         assert verdict.mistake is None and "binary" not in verdict.feedback, unit
+    count = {"id": "c", "kind": "numeric", "answer": "4", "unit": ""}
+    assert grading.grade(count, "2", {}).mistake is None  # a miscount, not K and V
+    assert grading.grade({**count, "answer": "4096"}, "2048", {}).mistake == "slip:factor-of-two"
     timed = {"id": "t", "kind": "numeric", "answer": "34.3 * ms", "unit": "ms", **wide}
     assert grading.grade(timed, f"{34.3 / 1.0737:.3f} ms", {}).mistake == "slip:binary-vs-decimal"
 

@@ -44,6 +44,20 @@ def test_a_broken_template_points_at_its_field():
     assert "hbm_bandwith" in message and "[variant gpu=h100_sxm" in message
 
 
+def test_a_mistake_feedback_template_that_does_not_render_is_a_problem():
+    from questions.tests.factories import BASE_QUESTION
+
+    parts = [dict(part) for part in BASE_QUESTION["parts"]]
+    parts[0] = {**parts[0], "mistakes": [{"answer": "weight_bytes * 8 / gpu.hbm_bandwidth",
+                                          "feedback": "Bits on a {{ 'fast' if gpu else 'slow' }} GPU."}]}
+    text = question_yaml(parts=parts)
+    messages = messages_for(text)
+    assert any("template does not render" in message and message.startswith(f"{line_of(text, 'Bits on a')}:")
+               for message in messages), messages
+    parts[0]["mistakes"][0]["feedback"] = "Bits, on a {{ gpu.name }}."
+    assert messages_for(question_yaml(parts=parts)) == []
+
+
 def test_bad_latex_in_a_hint_is_a_problem():
     text = question_yaml(hints=["Use $\\frac{W}{$."])
     [message] = messages_for(text)
