@@ -82,6 +82,28 @@ def write_question(bank_dir: Path, **overrides) -> Path:
     return path
 
 
+def store_version(data: dict, source_text: str = ""):
+    """Store question ``data`` as version 1 of a new question, without syncing or
+    validating it (which would run a code question's solutions): tests that need a
+    bank question in the database, as it is."""
+    import json
+
+    from questions.models import Question, QuestionVersion
+
+    question = Question.objects.create(
+        slug=data["slug"], topic=data["topic"], difficulty=data["difficulty"], seed_number=data["seed"],
+        title=data["title"], summary=data.get("summary", ""),
+        part_kinds=[[part["id"], part["kind"]] for part in data["parts"]],
+    )
+    version = QuestionVersion.objects.create(
+        question=question, number=1, content_hash="test", source_text=source_text, data_json=json.dumps(data),
+        origin=QuestionVersion.Origin.FILE,
+    )
+    question.current_version = version
+    question.save(update_fields=["current_version"])
+    return version
+
+
 def make_user(username: str, role: str | None = None, **fields):
     """A user in the role's group (created if missing, as trainer.roles makes them);
     admins are staff and hold the author permission through their group."""

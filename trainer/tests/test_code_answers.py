@@ -1,7 +1,6 @@
 """Code answers through the same attempt path as every other answer: stored, graded by
 the task in the sandbox, verdict on the page; running the examples is never scored."""
 
-import json
 
 import pytest
 from django.urls import reverse
@@ -10,7 +9,7 @@ from grading import services
 from grading.models import Attempt
 from grading.sandbox import sandbox_available
 from questions.loader import load_file
-from questions.models import Question, QuestionVersion
+from questions.tests.factories import store_version
 from trainer.models import Progress
 
 AVAILABLE, WHY_NOT = sandbox_available()
@@ -23,19 +22,7 @@ BANK_FILE = "questions/bank/speculative/119-top-p-sampler.yaml"
 def sampler_question(db):
     """The bank's top-p question, stored as it is (its solutions are checked by
     validate_questions already; storing skips running them again)."""
-    data = load_file(BANK_FILE).data
-    question = Question.objects.create(
-        slug=data["slug"], topic=data["topic"], difficulty=data["difficulty"], seed_number=data["seed"],
-        title=data["title"], summary=data["summary"],
-        part_kinds=[[part["id"], part["kind"]] for part in data["parts"]],
-    )
-    version = QuestionVersion.objects.create(
-        question=question, number=1, content_hash="test", source_text="", data_json=json.dumps(data),
-        origin=QuestionVersion.Origin.FILE,
-    )
-    question.current_version = version
-    question.save(update_fields=["current_version"])
-    return version
+    return store_version(load_file(BANK_FILE).data)
 
 
 def _code_part(version):

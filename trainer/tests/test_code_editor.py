@@ -64,27 +64,13 @@ def code_question(db, tmp_path, monkeypatch):
     """A question with two code parts, stored directly: its judge is an empty file in a
     temporary bank (the spec only needs it to exist; nothing is graded in these tests), so
     it is not run through the bank's validation, which would execute its solutions."""
-    import json
-
     from questions.loader import load_text
-    from questions.models import Question, QuestionVersion
+    from questions.tests.factories import store_version
 
     monkeypatch.setattr("grading.judge.contract.BANK_ROOT", tmp_path)
     (tmp_path / JUDGE_FILE).parent.mkdir()
     (tmp_path / JUDGE_FILE).write_text("# never loaded by these tests\n")
-    data = load_text(CODE_QUESTION_YAML).data
-    question = Question.objects.create(
-        slug=data["slug"], topic=data["topic"], difficulty=data["difficulty"], seed_number=data["seed"],
-        title=data["title"], summary=data["summary"],
-        part_kinds=[[part["id"], part["kind"]] for part in data["parts"]],
-    )
-    version = QuestionVersion.objects.create(
-        question=question, number=1, content_hash="test", source_text=CODE_QUESTION_YAML,
-        data_json=json.dumps(data), origin=QuestionVersion.Origin.FILE,
-    )
-    question.current_version = version
-    question.save(update_fields=["current_version"])
-    return version
+    return store_version(load_text(CODE_QUESTION_YAML).data, source_text=CODE_QUESTION_YAML)
 
 
 @pytest.fixture

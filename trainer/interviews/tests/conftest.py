@@ -1,6 +1,5 @@
 """Small helpers for interview tests: an interview at each stage, and a code question."""
 
-import json
 from datetime import timedelta
 
 import pytest
@@ -39,19 +38,9 @@ CODE_QUESTION_DATA = {
 def code_question(db, admin_user):
     """A question with a code part (`impl`, with a starter) and an explain part, stored
     directly: code parts' grading is another module's work, the editor record is ours."""
-    from questions.models import Question, QuestionVersion
+    from questions.tests.factories import store_version
 
-    question = Question.objects.create(
-        slug=CODE_QUESTION_DATA["slug"], topic="kernels", difficulty=1, seed_number=2,
-        title=CODE_QUESTION_DATA["title"], part_kinds=[["impl", "code"], ["cost", "explain"]],
-    )
-    version = QuestionVersion.objects.create(
-        question=question, number=1, content_hash="test", source_text="(test)", data_json=json.dumps(CODE_QUESTION_DATA),
-        origin=QuestionVersion.Origin.FILE,
-    )
-    question.current_version = version
-    question.save(update_fields=["current_version"])
-    return version
+    return store_version(CODE_QUESTION_DATA, source_text="(test)")
 
 
 def make_interview(creator, *versions, minutes: int = 30, hints: bool = True, solutions: bool = False):
@@ -101,21 +90,9 @@ def kernel_question(db):
 def bank_version(path: str):
     """A bank question file stored as version 1 of its question."""
     from questions.loader import load_file
-    from questions.models import Question, QuestionVersion
+    from questions.tests.factories import store_version
 
-    data = load_file(path).data
-    question = Question.objects.create(
-        slug=data["slug"], topic=data["topic"], difficulty=data["difficulty"], seed_number=data["seed"],
-        title=data["title"], summary=data["summary"],
-        part_kinds=[[part["id"], part["kind"]] for part in data["parts"]],
-    )
-    version = QuestionVersion.objects.create(
-        question=question, number=1, content_hash="test", source_text="", data_json=json.dumps(data),
-        origin=QuestionVersion.Origin.FILE,
-    )
-    question.current_version = version
-    question.save(update_fields=["current_version"])
-    return version
+    return store_version(load_file(path).data)
 
 
 def code_solution(version, verdict: str = "accepted") -> str:
