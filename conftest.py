@@ -183,3 +183,25 @@ def kv_formula_question(db):
     result = question_save_text(KV_FORMULA_YAML, origin="file")
     assert result.version is not None, result.problems
     return result.version
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _live_server_serves_one_request_at_a_time():
+    """With SQLite in memory, Django hands the live server the test's own database
+    connection, and its threaded server would use that one connection from several
+    request threads at once: a page load racing htmx polls then fails with 'cannot open
+    savepoint - SQL statements in progress'. Browser tests get a server that handles one
+    request at a time (Django sends Connection: close from it, so a kept-alive browser
+    connection cannot hold it)."""
+    from django.core.servers.basehttp import WSGIServer
+    from django.test.testcases import LiveServerThread
+
+    class SerialWSGIServer(WSGIServer):
+        def __init__(self, *args, connections_override=None, **kwargs):
+            # The server thread already uses the overridden connections (LiveServerThread.run).
+            super().__init__(*args, **kwargs)
+
+    original = LiveServerThread.server_class
+    LiveServerThread.server_class = SerialWSGIServer
+    yield
+    LiveServerThread.server_class = original
