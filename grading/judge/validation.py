@@ -102,15 +102,11 @@ def _trusted_side(spec, judge: Judge, seeds: tuple[int, ...]) -> list[str]:
             problems.append(str(error))
         outputs = len(every)
         for case in every:
-            try:
-                expected = judge.reference(case)
-                problem = judge.check(case, expected, expected)
-            except Exception as error:  # noqa: BLE001
-                problems.append(f"case {case.name!r}: the reference fails: {type(error).__name__}: {error}")
-                continue
+            expected, problem = check_reference(judge, case)
             if problem:
-                problems.append(f"case {case.name!r}: the reference fails its own check: {problem}")
-            outputs += _array_count(expected)
+                problems.append(problem)
+            if expected is not None:
+                outputs += _array_count(expected)
         if outputs > MAX_SANDBOX_FILES:
             problems.append(f"seed {seed}: {outputs} output files; the sandbox's out/ holds {MAX_SANDBOX_FILES}")
     if len(draws) >= 2 and len(set(draws)) < len(draws):
@@ -194,3 +190,17 @@ def _solution_problem(spec, solution, report) -> str:
         if tuple(sorted(tally.failed)) != solution.failing_groups:
             return f"fails groups {sorted(tally.failed)}, expected exactly {list(solution.failing_groups)}"
     return ""
+
+
+def check_reference(judge, case) -> tuple[object, str]:
+    """The judge's reference output for ``case`` and "" when it passes the judge's own
+    check; (None, why) when computing it fails, (output, why) when the check rejects it.
+    Shared by the code and kernel validations."""
+    try:
+        expected = judge.reference(case)
+        problem = judge.check(case, expected, expected)
+    except Exception as error:  # noqa: BLE001 - an author's judge: report, never crash
+        return None, f"case {case.name!r}: the reference fails: {type(error).__name__}: {error}"
+    if problem:
+        return expected, f"case {case.name!r}: the reference fails its own check: {problem}"
+    return expected, ""

@@ -84,18 +84,7 @@ class CodeKind(AnswerKind):
 
     def load_spec(self, raw: Mapping) -> CodeSpec:
         common = common_fields(raw, self.name, self.keys)
-        entrypoint = require_text(raw, "entrypoint")
-        if not _IDENTIFIER.match(entrypoint):
-            raise SpecError("must be a Python identifier", "entrypoint")
-        judge = require_text(raw, "judge")
-        try:
-            judge_path(judge)
-        except JudgeNotFound as error:
-            raise SpecError(str(error), "judge") from None
-        starter = require_text(raw, "starter")
-        reading = read_source(starter, entrypoint)
-        if isinstance(reading, Verdict):
-            raise SpecError(f"the starter does not read: {reading.feedback}", "starter")
+        entrypoint, judge = load_program_fields(raw, read_source)
         return CodeSpec(**common, entrypoint=entrypoint, judge=judge, starter=raw["starter"],
                         examples=_load_examples(raw), groups=_load_groups(raw),
                         solutions=_load_solutions(raw, entrypoint), limits=load_limits(raw))
@@ -320,6 +309,24 @@ def _load_solutions(raw: Mapping, entrypoint: str) -> tuple[ExampleSolution, ...
     if not any(solution.verdict is Outcome.ACCEPTED for solution in solutions):
         raise SpecError("needs at least one solution with verdict accepted", "solutions")
     return tuple(solutions)
+
+
+def load_program_fields(raw: Mapping, read_starter) -> tuple[str, str]:
+    """(entrypoint, judge) of a code or kernel part, checked: the entrypoint is an
+    identifier, the judge file exists, and ``read_starter(starter, entrypoint)`` reads
+    the starter (the kind's own reading: plain Python, or a Triton kernel)."""
+    entrypoint = require_text(raw, "entrypoint")
+    if not _IDENTIFIER.match(entrypoint):
+        raise SpecError("must be a Python identifier", "entrypoint")
+    judge = require_text(raw, "judge")
+    try:
+        judge_path(judge)
+    except JudgeNotFound as error:
+        raise SpecError(str(error), "judge") from None
+    reading = read_starter(require_text(raw, "starter"), entrypoint)
+    if isinstance(reading, Verdict):
+        raise SpecError(f"the starter does not read: {reading.feedback}", "starter")
+    return entrypoint, judge
 
 
 def load_limits(raw: Mapping) -> tuple[tuple[str, float], ...]:

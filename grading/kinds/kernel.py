@@ -24,11 +24,11 @@ import html
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from grading.judge.contract import JudgeNotFound, judge_path, load_judge
+from grading.judge.contract import JudgeNotFound, load_judge
 from grading.kinds.base import AnswerKind, PartSpec, SpecError, common_fields, require_text
 from grading.kinds.code import (
-    _IDENTIFIER,
     load_limits,
+    load_program_fields,
     read_source,
     sandbox_unavailable_reason,
     submission_seed,
@@ -85,18 +85,7 @@ class KernelKind(AnswerKind):
 
     def load_spec(self, raw: Mapping) -> KernelSpec:
         common = common_fields(raw, self.name, self.keys)
-        entrypoint = require_text(raw, "entrypoint")
-        if not _IDENTIFIER.match(entrypoint):
-            raise SpecError("must be a Python identifier", "entrypoint")
-        judge = require_text(raw, "judge")
-        try:
-            judge_path(judge)
-        except JudgeNotFound as error:
-            raise SpecError(str(error), "judge") from None
-        starter = require_text(raw, "starter")
-        reading = read_kernel_source(starter, entrypoint)
-        if isinstance(reading, Verdict):
-            raise SpecError(f"the starter does not read: {reading.feedback}", "starter")
+        entrypoint, judge = load_program_fields(raw, read_kernel_source)
         return KernelSpec(**common, entrypoint=entrypoint, judge=judge, starter=raw["starter"],
                           speed=_load_speed(raw), solutions=_load_solutions(raw, entrypoint),
                           limits=load_limits(raw))
