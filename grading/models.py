@@ -37,6 +37,11 @@ class Attempt(models.Model):
     hints_used = models.PositiveSmallIntegerField(default=0)
     time_taken = models.DurationField(null=True, blank=True, help_text="From opening the question to this answer.")
     tries = models.PositiveSmallIntegerField(default=0)
+    # When it was last put on the queue: at submit, and again each time it is retried or
+    # found stale (`services.requeue_stale_attempts`), which measures its kind's deadline.
+    queued_at = models.DateTimeField(null=True, blank=True)
+    # The worker that claimed it last: a worker busy grading is not a wedged one.
+    claimed_by = models.CharField(max_length=255, blank=True)
     failure_reason = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
@@ -44,7 +49,10 @@ class Attempt(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["user", "question_version", "part_id"])]
+        indexes = [
+            models.Index(fields=["user", "question_version", "part_id"]),
+            models.Index(fields=["status", "queued_at"]),
+        ]
         permissions = [
             ("submit_attempt", "Can answer questions"),
             ("review_attempts", "Can review every candidate's attempts"),
@@ -56,3 +64,17 @@ class Attempt(models.Model):
     @property
     def is_finished(self) -> bool:
         return self.status in (self.Status.GRADED, self.Status.FAILED)
+
+
+class WorkerHeartbeat(models.Model):
+    """The last time each Celery worker proved it consumes work: a task it sends to its
+    own queue every few seconds (`grading.heartbeat`) and one of its pool processes runs.
+    A worker whose pool is wedged still answers `celery inspect ping`, but this row goes
+    stale, and `/healthz` says so."""
+
+    hostname = models.CharField(max_length=255, unique=True)
+    queues = models.CharField(max_length=255, blank=True, help_text="The queues it consumes, comma-separated.")
+    beat_at = models.DateTimeField()
+
+    def __str__(self):
+        return f"{self.hostname} at {self.beat_at:%H:%M:%S}"

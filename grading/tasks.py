@@ -1,14 +1,27 @@
-"""Celery tasks: each takes an attempt ID and calls a service; safe to run twice."""
+"""Celery tasks: each takes an ID (or nothing) and calls a service; safe to run twice."""
 
 from celery import shared_task
 from celery.signals import worker_process_shutdown
 
-from grading import services
+from grading import health, services
 
 
-@shared_task(name="grading.grade_attempt", acks_late=True)
-def grade_attempt(attempt_id: int) -> str:
-    return services.attempt_grade(attempt_id).status
+@shared_task(name="grading.grade_attempt", acks_late=True, bind=True)
+def grade_attempt(self, attempt_id: int) -> str:
+    return services.attempt_grade(attempt_id, worker=self.request.hostname or "").status
+
+
+@shared_task(name="grading.requeue_stale")
+def requeue_stale_attempts() -> int:
+    """Beat runs this every minute: no accepted answer stays queued or running for good."""
+    return services.requeue_stale_attempts()
+
+
+@shared_task(name="grading.heartbeat", acks_late=False, ignore_result=True)
+def heartbeat(hostname: str, queues: str) -> None:
+    """Sent by each worker to its own queue (`trainer.celery.HeartbeatStep`) and run by
+    one of its pool processes: the row it writes proves the pool consumes work."""
+    health.heartbeat_record(hostname, queues)
 
 
 @worker_process_shutdown.connect

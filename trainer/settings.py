@@ -82,6 +82,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# A backstop for request bodies: every answer, note and code field has its own, smaller
+# limit with a clear message (AnswerKind.max_answer_chars and the interview services).
+DATA_UPLOAD_MAX_MEMORY_SIZE = 512 * 1024
+
 # --- Auth -----------------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -146,7 +150,19 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # whose clock ran out are closed within a minute even if nobody opens them again.
 CELERY_BEAT_SCHEDULE = {
     "close-expired-interviews": {"task": "interviews.close_expired", "schedule": 60.0},
+    # Attempts queued or running past their kind's deadline were lost (a killed worker,
+    # a message the filesystem broker deleted on fetch): queue them again.
+    "requeue-stale-attempts": {"task": "grading.requeue_stale", "schedule": float(env_int("REQUEUE_STALE_EVERY", 60))},
 }
+# Seconds; caps every answer kind's grading deadline (AnswerKind.grading_deadline) when
+# set: an operator's (or a test's) way to recover lost attempts sooner. 0: the kinds' own.
+GRADING_DEADLINE_CAP = env_int("GRADING_DEADLINE_CAP", 0)
+# Each worker also consumes its own direct queue, where it sends itself a heartbeat task
+# every WORKER_HEARTBEAT_INTERVAL seconds (trainer.celery.HeartbeatStep); /healthz is 503
+# when no worker on the grading queue ran one within WORKER_HEARTBEAT_MAX_AGE.
+CELERY_WORKER_DIRECT = True
+WORKER_HEARTBEAT_INTERVAL = env_int("WORKER_HEARTBEAT_INTERVAL", 10)
+WORKER_HEARTBEAT_MAX_AGE = env_int("WORKER_HEARTBEAT_MAX_AGE", 45)
 CELERY_BEAT_SCHEDULE_FILENAME = env_str("CELERY_BEAT_SCHEDULE_FILENAME", str(VAR_DIR / "celerybeat-schedule"))
 
 HEALTHCHECK_BROKER_TIMEOUT = env_int("HEALTHCHECK_BROKER_TIMEOUT", 2)

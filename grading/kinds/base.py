@@ -6,6 +6,7 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import ClassVar
 
 from grading.verdict import Verdict
@@ -114,6 +115,14 @@ class AnswerKind(ABC):
     """
 
     name: ClassVar[str]
+    # Capabilities the shell asks for instead of testing a kind's name.
+    # runs_in_sandbox: grading runs the candidate's code (rate-limited per user).
+    runs_in_sandbox: ClassVar[bool] = False
+    # grading_deadline: an attempt queued or running longer than this is presumed lost
+    # (its worker died, its message was dropped) and is queued again.
+    grading_deadline: ClassVar[timedelta] = timedelta(minutes=2)
+    # max_answer_chars: longer answers are refused at the request, costing nothing.
+    max_answer_chars: ClassVar[int] = 10_000
 
     @abstractmethod
     def load_spec(self, raw: Mapping) -> PartSpec:

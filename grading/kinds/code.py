@@ -18,6 +18,7 @@ import re
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import timedelta
 
 from grading.judge.contract import JudgeNotFound, judge_path, load_judge
 from grading.judge.feedback import GroupSpec, verdict_from_report
@@ -78,6 +79,10 @@ class CodeKind(AnswerKind):
     """``code`` parts (FORMAT.md, "code parts")."""
 
     name = "code"
+    runs_in_sandbox = True
+    # Judging runs many sandboxed cases, each under its own wall limit, behind a queue.
+    grading_deadline = timedelta(minutes=10)
+    max_answer_chars = MAX_SOURCE_BYTES
     keys = frozenset({"entrypoint", "judge", "starter", "examples", "groups", "solutions", "limits"})
 
     # ------------------------------------------------------------ the spec

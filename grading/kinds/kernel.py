@@ -23,10 +23,12 @@ import ast
 import html
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from datetime import timedelta
 
 from grading.judge.contract import JudgeNotFound, load_judge
 from grading.kinds.base import AnswerKind, PartSpec, SpecError, common_fields, require_text
 from grading.kinds.code import (
+    MAX_SOURCE_BYTES,
     load_limits,
     load_program_fields,
     read_source,
@@ -81,6 +83,10 @@ class KernelKind(AnswerKind):
     """``kernel`` parts (FORMAT.md, "kernel parts")."""
 
     name = "kernel"
+    runs_in_sandbox = True
+    # Judging runs many sandboxed cases, each under its own wall limit, behind a queue.
+    grading_deadline = timedelta(minutes=10)
+    max_answer_chars = MAX_SOURCE_BYTES
     keys = frozenset({"entrypoint", "judge", "starter", "speed", "solutions", "limits"})
 
     def load_spec(self, raw: Mapping) -> KernelSpec:

@@ -43,6 +43,10 @@ def stack_env(tmp_path_factory):
         TRAINER_VAR_DIR=str(var_dir),
         STATIC_ROOT=str(var_dir / "static"),
         PYTHONUNBUFFERED="1",
+        # Heartbeats every second, late after six: the recovery tests see a wedged pool
+        # in seconds, not the production minute.
+        WORKER_HEARTBEAT_INTERVAL="1",
+        WORKER_HEARTBEAT_MAX_AGE="6",
     )
     env.pop("DJANGO_SETTINGS_MODULE", None)
     return env
@@ -90,7 +94,9 @@ class Worker:
         )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
-            if "ready." in self.log_path.read_text():
+            # Ready, and its pool has run its first heartbeat (so /healthz says ok).
+            log_text = self.log_path.read_text()
+            if "ready." in log_text and "grading.heartbeat" in log_text and "succeeded" in log_text:
                 return
             if self.process.poll() is not None:
                 pytest.fail(f"worker exited: {self.log_path.read_text()[-2000:]}")

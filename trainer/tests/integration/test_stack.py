@@ -29,10 +29,10 @@ def _reference(pg, seed):
     return kind.reference_answer(kind.load_spec(question.part("floor").raw), draw_variant(question, seed).context)
 
 
-def test_healthz_sees_postgres_and_redis(web):
+def test_healthz_sees_postgres_redis_and_a_consuming_worker(web, worker):
     with urllib.request.urlopen(f"{web}/healthz", timeout=10) as response:
         assert response.status == 200
-        assert json.load(response) == {"database": "ok", "broker": "ok", "status": "ok"}
+        assert json.load(response) == {"database": "ok", "broker": "ok", "workers": "ok", "status": "ok"}
 
 
 def _log_in(page, web):
