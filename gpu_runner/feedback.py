@@ -4,7 +4,8 @@ was checked, what was measured, on which device, and how it compares with the re
 Scoring: a correct kernel earns the correctness share of the part (``1 - speed.share``);
 the speed share is earned only when every timed shape reaches the threshold on a GPU in
 the catalogue. A wrong kernel earns nothing. Hidden cases are described by name and
-input shapes only; the secret seed appears nowhere.
+input shapes only; the secret seed appears nowhere. That a kernel actually launched is
+said to be advisory (``LaunchCheck``): only the source's launch is checked by the host.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import html
 
 from gpu_runner import timing
-from gpu_runner.runner import KernelOutcome, KernelReport, ShapeTiming, SpeedSpec
+from gpu_runner.runner import KernelOutcome, KernelReport, LaunchCheck, ShapeTiming, SpeedSpec
 from grading.verdict import Verdict
 
 _WHOLE_RUN_WORDS = {
@@ -23,6 +24,8 @@ _WHOLE_RUN_WORDS = {
     KernelOutcome.RUNTIME_ERROR: "Runtime error",
     KernelOutcome.WRONG_ANSWER: "Wrong answer",
 }
+LAUNCH_ADVISORY = ("Your source launches a Triton kernel; that it actually ran is reported by your code's own "
+                   "process, so that part is advisory here, not proven.")
 
 
 def kernel_score(outcome: KernelOutcome, speed: SpeedSpec) -> float:
@@ -49,7 +52,10 @@ def _correctness_lines(report: KernelReport, limits_text: str) -> list[str]:
     where = "on the GPU, before and after timing" if report.on_gpu and report.shapes else (
         "on the GPU" if report.on_gpu else "under Triton's interpreter on the CPU")
     if report.outcome.correct:
-        return [f"Correct: all {len(judged.results)} hidden tests passed {where}."]
+        lines = [f"Correct: all {len(judged.results)} hidden tests passed {where}."]
+        if report.launch_check is LaunchCheck.ADVISORY:
+            lines.append(LAUNCH_ADVISORY)
+        return lines
     failure = judged.first_failure
     words = _WHOLE_RUN_WORDS.get(report.outcome, report.outcome.value)
     if failure is None:

@@ -9,10 +9,19 @@ times the reference kernel the same way in a process of its own, reads the GPU's
 and temperature before and after, and judges each timed shape against the catalogue
 peak of the detected GPU. It returns a ``KernelReport``; ``grading.kinds.kernel`` turns
 that into the candidate's verdict.
+
+That the answer is a Triton kernel is decided here, before anything runs, by reading
+its source (``launch_problem``): it must define a ``@triton.jit`` function and launch it
+as ``kernel[grid](...)``. The harness also counts launches at run time, but it shares the
+candidate's process, which can rewrite that record; the count can reject an answer
+(none reported) and never proves a launch, and the report says so (``LaunchCheck``).
+Every kernel run holds hidden cases, so its details quote nothing the candidate's
+process wrote (``grading.judge.runner.RunWords``).
 """
 
 from __future__ import annotations
 
+import ast
 import enum
 import json
 import math
@@ -23,10 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from grading.judge.cases import Case, MalformedOutput, case_id, decode_output, encode_cases
-from grading.judge.runner import (
-    _WHOLE_RUN_OUTCOMES, JudgeReport, Outcome, _crash_text, _import_error, _judge_case,
-    _whole_run_detail,
-)
+from grading.judge.runner import _WHOLE_RUN_OUTCOMES, JudgeReport, Outcome, RunWords, _judge_case
 from gpu_runner import devices, timing
 from gpu_runner.problem import KernelJudge, TimedShape
 
@@ -63,6 +69,15 @@ class KernelOutcome(enum.StrEnum):
 
 _CORRECT = {KernelOutcome.ACCEPTED, KernelOutcome.SPEED_NOT_SCORED, KernelOutcome.TOO_SLOW,
             KernelOutcome.INVALID_TIMING}
+
+
+class LaunchCheck(enum.StrEnum):
+    """What the host knows about the answer launching a Triton kernel."""
+
+    NOT_IN_SOURCE = "not_in_source"  # the source launches no @triton.jit kernel: rejected, never run
+    # The source launches one; that it ran is the candidate's own process's report
+    # (it can rewrite the record), which can only reject: advisory, not proven.
+    ADVISORY = "advisory"
 
 
 @dataclass(frozen=True)
@@ -107,6 +122,7 @@ class KernelReport:
     readings: tuple = ()  # DeviceReading before and after, when the host could read them
     shapes: tuple[ShapeTiming, ...] = ()
     note: str = ""
+    launch_check: LaunchCheck = LaunchCheck.ADVISORY
 
 
 Runner = Callable[..., object]  # gpu_runner.process: run_python's signature
@@ -140,7 +156,12 @@ def judge_kernel(*, judge: KernelJudge, source: str, entrypoint: str, seed: int,
     (a fresh process), unless ``reference_times`` (shape name -> median seconds, from an
     earlier run in the same session: the device check) is given. ``timed=False`` checks
     correctness on the GPU's full shapes only (the device check, for answers that must
-    fail correctness anyway)."""
+    fail correctness anyway). A source that launches no Triton kernel is rejected unrun."""
+    problem = launch_problem(source)
+    if problem:
+        return KernelReport(KernelOutcome.WRONG_ANSWER, JudgeReport(Outcome.WRONG_ANSWER, (), problem), on_gpu,
+                            launch_check=LaunchCheck.NOT_IN_SOURCE)
+    words = RunWords(source, sealed=True)  # every case is hidden
     cases = judge.cases(np.random.default_rng(seed), on_gpu)
     expected = [judge.reference(case) for case in cases]
     shapes = judge.timed_shapes() if on_gpu and timed else []
@@ -154,7 +175,7 @@ def judge_kernel(*, judge: KernelJudge, source: str, entrypoint: str, seed: int,
     readings = tuple(reading for reading in (before, after) if reading is not None)
     base = {"on_gpu": on_gpu, "device_name": before.name if before else None, "catalogue_key": key,
             "readings": readings}
-    correctness = check_outputs(judge, cases, expected, result, after_pass=on_gpu and bool(shapes))
+    correctness = check_outputs(judge, cases, expected, result, after_pass=on_gpu and bool(shapes), words=words)
     if correctness.outcome is not Outcome.ACCEPTED:
         return KernelReport(KernelOutcome(correctness.outcome.value), correctness, **base)
     if not on_gpu:
@@ -164,7 +185,7 @@ def judge_kernel(*, judge: KernelJudge, source: str, entrypoint: str, seed: int,
     if not shapes:
         return KernelReport(KernelOutcome.SPEED_NOT_SCORED, correctness, **base,
                             note="Speed was not measured in this run (correctness only).")
-    measured = read_timing(result.files, shapes)
+    measured = read_timing(result.files, shapes, words)
     failed = next((shape for shape in measured if shape.error), None)
     if failed:
         report = replace(correctness, outcome=Outcome.RUNTIME_ERROR, detail=f"timing {failed.name}: {failed.error}")
@@ -174,23 +195,24 @@ def judge_kernel(*, judge: KernelJudge, source: str, entrypoint: str, seed: int,
     return judge_shapes(correctness, measured, speed, key, reference_times or {}, base)
 
 
-def check_outputs(judge: KernelJudge, cases: list[Case], expected: list, result, after_pass: bool) -> JudgeReport:
+def check_outputs(judge: KernelJudge, cases: list[Case], expected: list, result, after_pass: bool,
+                  words: RunWords) -> JudgeReport:
     """The code judge's case checks over the harness's output (both passes on a GPU),
-    plus the sanity check that some Triton kernel was launched."""
+    plus the run-time launch count, which can only reject (``LaunchCheck``)."""
     status = str(result.status)
     measures = {"wall_seconds": float(result.wall_seconds or 0.0), "peak_memory_bytes": result.peak_memory_bytes}
     if status in _WHOLE_RUN_OUTCOMES:
-        return JudgeReport(_WHOLE_RUN_OUTCOMES[status], (), _whole_run_detail(status, result), **measures)
-    import_error = _import_error(result.files)
+        return JudgeReport(_WHOLE_RUN_OUTCOMES[status], (), words.whole_run(status, result), **measures)
+    import_error = words.import_error(result.files)
     if import_error:
         return JudgeReport(Outcome.RUNTIME_ERROR, (), import_error, **measures)
-    crash = _crash_text(result) if status != "ok" else ""
+    crash = words.crash(result) if status != "ok" else ""
     results = []
     for prefix, suffix in (("c", ""), ("a", " (after timing)")) if after_pass else (("c", ""),):
         for index, case in enumerate(cases):
             cid = prefix + case_id(index)[1:]
             named = replace(case, name=case.name + suffix)
-            results.append(_judge_case(judge, named, False, cid, expected[index], result.files, crash))
+            results.append(_judge_case(judge, named, False, cid, expected[index], result.files, crash, words))
     failure = next((item for item in results if not item.passed), None)
     if failure is None and _launch_total(result.files) == 0:
         return JudgeReport(Outcome.WRONG_ANSWER, tuple(results),
@@ -209,8 +231,106 @@ def _launch_total(files: dict) -> int:
     return sum(value for value in counts.values() if isinstance(value, int) and not isinstance(value, bool))
 
 
-def read_timing(files: dict, shapes: list[TimedShape]) -> tuple[ShapeTiming, ...]:
-    """Each timed shape's samples, read as untrusted data and summarised here."""
+# ---------------------------------------------------------------- the static launch check
+
+_TRITON_JIT_MODULES = ("triton", "triton.runtime", "triton.runtime.jit")  # where ``jit`` may be imported from
+_TRITON_WRAPPERS = ("autotune", "heuristics")  # triton.autotune(...)(kernel) is still that kernel
+
+
+def launch_problem(source: str) -> str:
+    """"" when ``source`` launches a Triton kernel, else why not, for the candidate.
+
+    Trusted and static: the source is parsed, never run. A kernel is a function decorated
+    with ``triton.jit`` (also ``@jit`` imported from triton, ``@triton.jit(...)``, under
+    ``@triton.autotune``/``@triton.heuristics``), or a name bound to ``triton.jit(fn)``
+    (possibly wrapped by ``triton.autotune(...)``), or another name bound to one of those.
+    It is launched by a subscripted call, ``kernel[grid](...)``, anywhere outside a kernel
+    body. Whether that line runs is not decided here (that is the advisory run-time count).
+    """
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return "no Triton kernel is launched: the code cannot be read"
+    kernels, bodies = _kernel_names(tree)
+    if not kernels:
+        return ("no Triton kernel is launched: no function is decorated with @triton.jit; "
+                "the answer was not run")
+    if not _launches(tree, kernels, bodies):
+        named = sorted(kernels)
+        verb = "is" if len(named) == 1 else "are"
+        return (f"no Triton kernel is launched: {', '.join(named)} {verb} decorated with @triton.jit but never "
+                f"launched as {named[0]}[grid](...); the answer was not run")
+    return ""
+
+
+def _kernel_names(tree: ast.Module) -> tuple[set[str], list[ast.AST]]:
+    """The names bound to Triton kernels, and the kernels' own function bodies."""
+    modules, jits = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name == "triton" or (alias.name.startswith("triton.") and alias.asname is None):
+                    modules.add(alias.asname or "triton")
+        elif isinstance(node, ast.ImportFrom) and node.module in _TRITON_JIT_MODULES and node.level == 0:
+            jits.update(alias.asname or alias.name for alias in node.names if alias.name == "jit")
+
+    def is_jit(node: ast.expr) -> bool:
+        if isinstance(node, ast.Call):  # @triton.jit(do_not_specialize=...)
+            node = node.func
+        if isinstance(node, ast.Name):
+            return node.id in jits
+        return isinstance(node, ast.Attribute) and node.attr == "jit" and isinstance(node.value, ast.Name) \
+            and node.value.id in modules
+
+    def is_wrapper(node: ast.expr) -> bool:
+        return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and node.func.attr in _TRITON_WRAPPERS and isinstance(node.func.value, ast.Name) \
+            and node.func.value.id in modules
+
+    functions = {node.name: node for node in ast.walk(tree)
+                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    kernels = {name for name, node in functions.items() if any(is_jit(item) for item in node.decorator_list)}
+    bodies: list[ast.AST] = [functions[name] for name in kernels]
+
+    def makes_kernel(node: ast.expr) -> bool:
+        if isinstance(node, ast.Name):
+            return node.id in kernels
+        if isinstance(node, ast.Call) and len(node.args) == 1:
+            argument = node.args[0]
+            if is_jit(node.func):  # triton.jit(fn), triton.jit(...)(fn)
+                if isinstance(argument, ast.Name) and argument.id in functions:
+                    bodies.append(functions[argument.id])
+                    return True
+            return is_wrapper(node.func) and makes_kernel(argument)  # triton.autotune(...)(kernel)
+        return False
+
+    assignments = [node for node in ast.walk(tree) if isinstance(node, ast.Assign) and len(node.targets) == 1
+                   and isinstance(node.targets[0], ast.Name)]
+    grew = True
+    while grew:  # aliases of aliases
+        grew = False
+        for node in assignments:
+            name = node.targets[0].id
+            if name not in kernels and makes_kernel(node.value):
+                kernels.add(name)
+                grew = True
+    return kernels, bodies
+
+
+def _launches(tree: ast.Module, kernels: set[str], bodies: list[ast.AST]) -> bool:
+    inside = {id(node) for body in bodies for node in ast.walk(body)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript) and id(node) not in inside:
+            target = node.func.value
+            name = target.id if isinstance(target, ast.Name) else getattr(target, "attr", None)
+            if name in kernels:
+                return True
+    return False
+
+
+def read_timing(files: dict, shapes: list[TimedShape], words: RunWords) -> tuple[ShapeTiming, ...]:
+    """Each timed shape's samples, read as untrusted data and summarised here; an error
+    in ``words``."""
     try:
         raw = decode_output("_timing", files)
         document = raw.value if raw.present else None
@@ -220,16 +340,16 @@ def read_timing(files: dict, shapes: list[TimedShape]) -> tuple[ShapeTiming, ...
     if not isinstance(records, list) or len(records) != len(shapes):
         return tuple(ShapeTiming(shape.name, shape.work, error="the timing run wrote no usable record")
                      for shape in shapes)
-    return tuple(_summarise(shape, record) for shape, record in zip(shapes, records))
+    return tuple(_summarise(shape, record, words) for shape, record in zip(shapes, records))
 
 
-def _summarise(shape: TimedShape, record) -> ShapeTiming:
+def _summarise(shape: TimedShape, record, words: RunWords) -> ShapeTiming:
     if not isinstance(record, dict) or record.get("name") != shape.name:
         return ShapeTiming(shape.name, shape.work, error="the timing record does not match the plan")
     if "error" in record:
         error = record["error"]
-        text = f"{error.get('type')}: {error.get('message')}" if isinstance(error, dict) else "it failed"
-        return ShapeTiming(shape.name, shape.work, error=_plain(text, 2000))
+        readable = isinstance(error, dict) and all(isinstance(error.get(key), str) for key in ("type", "message"))
+        return ShapeTiming(shape.name, shape.work, error=_plain(words.error(error) if readable else "it failed", 2000))
     samples = record.get("samples_ms")
     if not isinstance(samples, list) or not 3 <= len(samples) <= MAX_SAMPLES_READ or not all(
             isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
@@ -252,7 +372,8 @@ def time_reference(judge: KernelJudge, source: str, entrypoint: str, seed: int, 
                     l2_bytes=devices.catalogue_l2_bytes(key))
     result = run(files=run_files([], plan, source), entry=HARNESS_FILE, args=(OUT_DIR,),
                  **({"limits": limits} if limits is not None else {}))
-    return {shape.name: shape.median_seconds for shape in read_timing(result.files, shapes) if not shape.error}
+    timings = read_timing(result.files, shapes, RunWords(source, sealed=False))  # reviewed code
+    return {shape.name: shape.median_seconds for shape in timings if not shape.error}
 
 
 def judge_shapes(correctness: JudgeReport, measured, speed: SpeedSpec, key: str | None,

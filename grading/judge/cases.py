@@ -159,7 +159,15 @@ def _check_json(value: Any, case_name: str) -> None:
 
 
 class MalformedOutput(ValueError):
-    """The sandbox's output for a case cannot be read as data the judge understands."""
+    """The sandbox's output for a case cannot be read as data the judge understands.
+
+    ``str(error)`` may quote the output (a size, a file name the candidate chose);
+    ``summary`` says why in words that quote nothing from it, for runs whose data is
+    hidden (``grading.judge.runner.RunWords``)."""
+
+    def __init__(self, message: str, summary: str = "the result is not what the harness writes"):
+        super().__init__(message)
+        self.summary = summary
 
 
 @dataclass(frozen=True)
@@ -178,24 +186,28 @@ def decode_output(cid: str, files: Mapping[str, bytes]) -> RawOutcome:
     if raw is None:
         return RawOutcome(present=False)
     if len(raw) > MAX_OUTPUT_JSON_BYTES:
-        raise MalformedOutput(f"the result file is {len(raw)} bytes, more than the judge reads")
+        raise MalformedOutput(f"the result file is {len(raw)} bytes, more than the judge reads",
+                              "the result file is larger than the judge reads")
     try:
         document = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as error:
-        raise MalformedOutput(f"the result file is not JSON ({type(error).__name__})") from None
+        raise MalformedOutput(f"the result file is not JSON ({type(error).__name__})",
+                              "the result file is not JSON") from None
     if not isinstance(document, dict) or len(document) != 1 or not ({"value", "error"} & set(document)):
-        raise MalformedOutput("the result file is not what the harness writes")
+        raise MalformedOutput("the result file is not what the harness writes",
+                              "the result file is not what the harness writes")
     if "error" in document:
         error = document["error"]
         if not isinstance(error, dict) or not all(isinstance(error.get(key), str) for key in ("type", "message")):
-            raise MalformedOutput("the error record is not what the harness writes")
+            raise MalformedOutput("the error record is not what the harness writes",
+                                  "the error record is not what the harness writes")
         return RawOutcome(present=True, error=error)
     return RawOutcome(present=True, value=_restore(document["value"], cid, files, 0, set()))
 
 
 def _restore(node: Any, cid: str, files: Mapping[str, bytes], depth: int, loaded: set) -> Any:
     if depth > MAX_OUTPUT_DEPTH:
-        raise MalformedOutput("the result is nested too deeply")
+        raise MalformedOutput("the result is nested too deeply", "the result is nested too deeply")
     if isinstance(node, dict):
         if set(node) == {ARRAY_TAG}:
             return _load_array(node[ARRAY_TAG], cid, files, loaded)
@@ -204,27 +216,31 @@ def _restore(node: Any, cid: str, files: Mapping[str, bytes], depth: int, loaded
         return [_restore(value, cid, files, depth + 1, loaded) for value in node]
     if node is None or isinstance(node, (str, bool, int, float)):
         return node
-    raise MalformedOutput(f"unexpected {type(node).__name__} in the result")
+    raise MalformedOutput(f"unexpected {type(node).__name__} in the result", "the result holds unexpected data")
 
 
 def _load_array(name: Any, cid: str, files: Mapping[str, bytes], loaded: set) -> np.ndarray:
     if not isinstance(name, str) or not _SAFE_FILE_NAME.match(name) or not name.startswith(f"{cid}."):
-        raise MalformedOutput("the result names an array file the harness would not write")
+        raise MalformedOutput("the result names an array file the harness would not write",
+                              "the result names an array file the harness would not write")
     # The harness names each file once; decoding one file many times would multiply it.
     if name in loaded:
-        raise MalformedOutput(f"the result names the array file {name} more than once")
+        raise MalformedOutput(f"the result names the array file {name} more than once",
+                              "the result names an array file more than once")
     loaded.add(name)
     data = files.get(name)
     if data is None:
-        raise MalformedOutput(f"the array file {name} is missing")
+        raise MalformedOutput(f"the array file {name} is missing", "an array file it names is missing")
     try:
         _check_npy_size(data)
         array = np.load(io.BytesIO(data), allow_pickle=False)
     except Exception as error:  # noqa: BLE001 - whatever NumPy makes of a crafted header
         # allow_pickle=False turns an object array (a pickle) into a ValueError.
-        raise MalformedOutput(f"the array file {name} is not a plain .npy array ({error})") from None
+        raise MalformedOutput(f"the array file {name} is not a plain .npy array ({error})",
+                              "an array file is not a plain .npy array") from None
     if not isinstance(array, np.ndarray) or array.dtype.hasobject:
-        raise MalformedOutput(f"the array file {name} is not a plain .npy array")
+        raise MalformedOutput(f"the array file {name} is not a plain .npy array",
+                              "an array file is not a plain .npy array")
     return array
 
 

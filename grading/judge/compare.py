@@ -7,6 +7,10 @@ largest magnitude, so the check means the same for data of any size) AND the who
 array is within ``norm_rtol`` in relative L2 norm; the norm check is what stops an
 all-zeros answer from passing on a reference that is mostly tiny. NaN and infinities
 must appear exactly where the reference has them.
+
+Those lines quote values, which is right for a visible example only. For a case whose
+data is hidden, ``describe_mismatch`` (and ``describe_call_mismatch`` for a class's
+script) says what is wrong without quoting anything from either side.
 """
 
 from __future__ import annotations
@@ -184,17 +188,80 @@ def compare_call_results(calls, got: Any, expected: list, number_rtol: float = 1
         count = len(got) if isinstance(got, list) else "no"
         return f"the script recorded {count} results, expected {len(expected)}"
     for index, (call, got_item, expected_item) in enumerate(zip(calls, got, expected)):
-        where = f"call {index + 1} of {len(calls)} (.{call.method})"
-        if _is_number(expected_item) and _is_number(got_item):
-            allowed = max(1e-12, number_rtol * abs(float(expected_item)))
-            if not abs(float(got_item) - float(expected_item)) <= allowed:
-                return f"{where} returned {_show(got_item)}, expected {_show(expected_item)}"
-            continue
-        problem = compare_values(got_item, expected_item, where=f"{where} returned value")
+        problem = _call_result_problem(f"call {index + 1} of {len(calls)} (.{call.method})", got_item,
+                                       expected_item, number_rtol)
         if problem:
             return problem
     return None
 
 
+def describe_call_mismatch(calls, got: Any, expected: list, number_rtol: float = 1e-9) -> str:
+    """``describe_mismatch`` for a class entrypoint's script: which call went wrong (its
+    index and method, as ``compare_call_results`` names it), never what it returned."""
+    if not isinstance(got, list) or len(got) != len(expected):
+        return "the script recorded the wrong number of results"
+    for index, (call, got_item, expected_item) in enumerate(zip(calls, got, expected)):
+        if _call_result_problem("", got_item, expected_item, number_rtol):
+            return f"call {index + 1} of {len(calls)} (.{call.method}) returned the wrong value"
+    return "the script's results are wrong"
+
+
+def _call_result_problem(where: str, got_item: Any, expected_item: Any, number_rtol: float) -> str | None:
+    if _is_number(expected_item) and _is_number(got_item):
+        allowed = max(1e-12, number_rtol * abs(float(expected_item)))
+        if not abs(float(got_item) - float(expected_item)) <= allowed:
+            return f"{where} returned {_show(got_item)}, expected {_show(expected_item)}"
+        return None
+    return compare_values(got_item, expected_item, where=f"{where} returned value")
+
+
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+
+
+def describe_mismatch(got: Any, expected: Any, where: str = "the result") -> str:
+    """What is wrong with ``got``, for a case whose data is hidden: in words that quote
+    nothing derived from ``got`` or ``expected`` (no values, no positions, no sizes), since
+    the candidate chooses ``got`` and could spell hidden inputs in it. A check has already
+    found them different; this only says how, in general terms."""
+    try:
+        return _mismatch_words(got, expected, where)
+    except Exception:  # noqa: BLE001 - odd candidate data: say no more than this
+        return f"{where} is the wrong value"
+
+
+def _mismatch_words(got: Any, expected: Any, where: str) -> str:
+    if isinstance(expected, np.ndarray):
+        if isinstance(got, (list, tuple, int, float)) and not isinstance(got, bool):
+            try:
+                got = np.asarray(got)
+            except ValueError:
+                return f"{where} is a ragged list, not an array"
+        if not isinstance(got, np.ndarray):
+            return f"{where} is not an array"
+        if got.shape != expected.shape:
+            return f"{where} is an array of the wrong shape"
+        kind = expected.dtype.kind
+        wanted = {"b": "bool", "i": "an integer dtype", "u": "an integer dtype"}.get(kind, "floating point")
+        accepted_kinds = {"b": "b", "i": "iu", "u": "iu"}.get(kind, "iuf")
+        if got.dtype.kind not in accepted_kinds:
+            return f"{where} has the wrong dtype (expected {wanted})"
+        if expected.dtype.kind == "f" and not np.array_equal(np.isfinite(got), np.isfinite(expected)):
+            return f"{where} has NaN or infinity where the expected result does not"
+        return f"{where} has the wrong values"
+    if isinstance(expected, (list, tuple)):
+        if not isinstance(got, (list, tuple)):
+            return f"{where} is not a list"
+        if len(got) != len(expected):
+            return f"{where} is a list of the wrong length"
+        for index, (got_item, expected_item) in enumerate(zip(got, expected)):
+            if compare_values(got_item, expected_item) is not None:
+                return _mismatch_words(got_item, expected_item, f"{where}[{index}]")
+        return f"{where} is the wrong value"
+    if isinstance(expected, Mapping):
+        if not isinstance(got, Mapping):
+            return f"{where} is not a dict"
+        if set(got) != set(expected):
+            return f"{where} is a dict with the wrong keys"
+        return f"{where} has a wrong value in it"
+    return f"{where} is the wrong value"

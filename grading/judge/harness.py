@@ -4,7 +4,8 @@ Usage (the judge does this): ``python harness.py OUT_DIR`` with ``cases.json`` a
 input ``.npy`` files in the working directory. For every case it calls the entrypoint
 and writes ``OUT_DIR/<case id>.json``: ``{"value": tree}`` (arrays in the tree are
 ``{"__ndarray__": "<case id>.<n>.npy"}``, saved without pickle) or ``{"error": {type,
-message, traceback}}``. An import failure is written as ``OUT_DIR/_import.json``.
+message, traceback, line}}`` (``line``: the innermost line of ``solution.py`` in the
+traceback, or null). An import failure is written as ``OUT_DIR/_import.json``.
 
 Nothing here is trusted by the host: the candidate's code shares this process and could
 change any of it. The host only reads these files as data (no pickle) and compares them
@@ -108,11 +109,14 @@ def _encode(value, out_dir, cid, counter, depth):
 
 
 def _describe_error(error):
-    """The error with a traceback trimmed to the candidate's own frames."""
+    """The error with a traceback trimmed to the candidate's own frames, and the line of
+    the innermost of them."""
     frames = traceback.extract_tb(error.__traceback__)
     lines = []
+    line = None
     for frame in frames:
         if os.path.basename(frame.filename) == SOLUTION_FILE:
+            line = frame.lineno
             lines.append(f'  File "{SOLUTION_FILE}", line {frame.lineno}, in {frame.name}')
             if frame.line:
                 lines.append(f"    {frame.line.strip()}")
@@ -123,7 +127,7 @@ def _describe_error(error):
     message = str(error)
     if len(message) > MAX_MESSAGE_CHARS:
         message = message[:MAX_MESSAGE_CHARS] + "..."
-    return {"type": type(error).__name__, "message": message, "traceback": "\n".join(lines)}
+    return {"type": type(error).__name__, "message": message, "traceback": "\n".join(lines), "line": line}
 
 
 def _write(out_dir, name, document):

@@ -4,14 +4,20 @@
 the references here (trusted side), send the inputs, the harness and the candidate's
 file to the sandbox, read the outputs back as plain data, and check each one. It
 returns a ``JudgeReport``; turning that into a ``Verdict`` is the code kind's job.
+
+What a report's details may quote is ``RunWords``' business: nothing the candidate's
+process wrote in a run that held hidden cases.
 """
 
 from __future__ import annotations
 
+import ast
+import builtins
 import enum
+import functools
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from grading.judge.cases import Case, MalformedOutput, case_id, decode_output, encode_cases
+from grading.judge.compare import describe_call_mismatch, describe_mismatch
 from grading.judge.contract import Judge
 
 logger = logging.getLogger(__name__)
@@ -33,6 +40,7 @@ MAX_ERROR_TYPE_CHARS = 200
 MAX_MESSAGE_CHARS = 2100
 MAX_NOTE_CHARS = 2000
 MAX_DETAIL_CHARS = 4000  # any one case's detail, which the feedback quotes
+MAX_SOURCE_LINE_CHARS = 200
 
 
 class Outcome(enum.StrEnum):
@@ -64,7 +72,8 @@ _WHOLE_RUN_OUTCOMES = {
 @dataclass(frozen=True)
 class CaseResult:
     """One case's fate. ``outcome`` is ACCEPTED, WRONG_ANSWER or RUNTIME_ERROR;
-    ``detail`` says what went wrong ("" when it passed)."""
+    ``detail`` says what went wrong ("" when it passed), in the words ``RunWords``
+    allows for the run."""
 
     case: Case
     visible: bool
@@ -110,6 +119,7 @@ def judge_submission(*, judge: Judge, source: str, entrypoint: str, seed: int | 
     if seed is not None:
         cases += judge.hidden_cases(np.random.default_rng(seed))
     expected = [judge.reference(case) for case in cases]
+    words = RunWords(source, sealed=len(cases) > visible)
     files = encode_cases(cases, entrypoint)
     files[HARNESS_FILE] = HARNESS_SOURCE
     files[SOLUTION_FILE] = source.encode("utf-8", errors="surrogatepass")
@@ -122,14 +132,14 @@ def judge_submission(*, judge: Judge, source: str, entrypoint: str, seed: int | 
     status = str(result.status)
     measures = {"wall_seconds": float(result.wall_seconds or 0.0), "peak_memory_bytes": result.peak_memory_bytes}
     if status in _WHOLE_RUN_OUTCOMES:
-        detail = _whole_run_detail(status, result)
+        detail = words.whole_run(status, result)
         return JudgeReport(_WHOLE_RUN_OUTCOMES[status], (), detail, **measures)
-    import_error = _import_error(result.files)
+    import_error = words.import_error(result.files)
     if import_error:
         return JudgeReport(Outcome.RUNTIME_ERROR, (), import_error, **measures)
-    crash = _crash_text(result) if status != "ok" else ""
+    crash = words.crash(result) if status != "ok" else ""
     results = tuple(
-        _judge_case(judge, case, index < visible, case_id(index), expected[index], result.files, crash)
+        _judge_case(judge, case, index < visible, case_id(index), expected[index], result.files, crash, words)
         for index, case in enumerate(cases)
     )
     failure = next((item for item in results if not item.passed), None)
@@ -137,39 +147,194 @@ def judge_submission(*, judge: Judge, source: str, entrypoint: str, seed: int | 
     return JudgeReport(outcome, results, "", **measures)
 
 
-def _judge_case(judge: Judge, case: Case, visible: bool, cid: str, expected: Any, files: dict, crash: str) -> CaseResult:
+def _judge_case(judge: Judge, case: Case, visible: bool, cid: str, expected: Any, files: dict, crash: str,
+                words: RunWords) -> CaseResult:
     try:
         raw = decode_output(cid, files)
     except MalformedOutput as error:
-        return CaseResult(case, visible, Outcome.WRONG_ANSWER, _plain(f"its output could not be read: {error}", MAX_DETAIL_CHARS))
+        return CaseResult(case, visible, Outcome.WRONG_ANSWER, words.unreadable(error))
     if not raw.present:
         detail = "the program ended before this case returned"
         detail += f" ({crash})" if crash else " (exit code 0: did something call exit?)"
         return CaseResult(case, visible, Outcome.RUNTIME_ERROR, _plain(detail, MAX_DETAIL_CHARS))
     if raw.error is not None:
-        return CaseResult(case, visible, Outcome.RUNTIME_ERROR, _format_error(raw.error))
+        return CaseResult(case, visible, Outcome.RUNTIME_ERROR, words.error(raw.error))
     try:
         problem = judge.check(case, raw.value, expected)
     except Exception as error:  # noqa: BLE001 - odd candidate data must not crash the judge
         logger.warning("judge check raised on case %r: %r", case.name, error)
-        problem = f"the output is not what was asked for ({type(error).__name__})"
+        return CaseResult(case, visible, Outcome.WRONG_ANSWER, words.check_failed(error))
     if problem:
-        # A judge's line may quote the candidate's output: keep it storable and short.
-        return CaseResult(case, visible, Outcome.WRONG_ANSWER, _plain(str(problem), MAX_DETAIL_CHARS))
+        detail = words.wrong_answer(case, raw.value, expected, str(problem))
+        return CaseResult(case, visible, Outcome.WRONG_ANSWER, detail)
     return CaseResult(case, visible, Outcome.ACCEPTED)
 
 
-def _import_error(files: dict) -> str:
-    try:
-        raw = decode_output("_import", files)
-    except MalformedOutput:
-        return ""  # not the harness's: the candidate wrote it; the cases decide
-    if raw.present and raw.error is not None:
-        return f"your module failed while loading: {_format_error(raw.error)}"
-    return ""
+# Exception types a sealed run's words may name: Python's, the harness's own, and those
+# of the libraries an answer imports (NumPy, torch, Triton), besides any name in the
+# candidate's source. A name from anywhere else is a forged record's free text.
+_BUILTIN_EXCEPTIONS = frozenset(name for name, value in vars(builtins).items()
+                                if isinstance(value, type) and issubclass(value, BaseException))
+_LIBRARY_EXCEPTIONS = frozenset({
+    "UnreadableResult", "LinAlgError", "AxisError", "OutOfMemoryError", "CompilationError",
+    "CompileTimeAssertionFailure", "UnsupportedLanguageConstruct", "InterpreterError", "OutOfResources",
+    "PTXASError", "AutotunerError",
+})
+# The sandbox's (and plain_runner's) own notes; what follows them ("left out <file>")
+# names files the candidate made.
+_SANDBOX_NOTE = re.compile(r"wall clock passed [0-9.]+ s|CPU time passed [0-9.]+ s|memory passed [0-9]+ bytes"
+                           r"|std(?:out|err) went past [0-9]+ bytes|a forbidden system call \(seccomp\) ended it"
+                           r"|ended by (?:signal )?[A-Z0-9]+|exit code -?[0-9]+")
+_STDERR_SOLUTION_LINE = re.compile(r'File "[^"]*solution\.py", line (\d+)')
+_STDERR_EXCEPTION = re.compile(r"([A-Za-z_][A-Za-z0-9_.]*)(?::|$)")
+_SEALED_NOTE = "messages are not shown from runs that hold hidden tests"
+_UNREADABLE_RESULT = ("the return value cannot be read as data: return NumPy arrays (not dtype=object), "
+                      "numbers, strings, or lists and dicts of them")
 
 
-def _format_error(error: dict) -> str:
+@dataclass(frozen=True)
+class RunWords:
+    """What a verdict may quote from one sandbox run of ``source``.
+
+    ``sealed`` is True when the run held hidden cases' inputs. The candidate's process
+    can read every input file in its working directory at any moment (at import, or
+    while a visible example runs), so in a sealed run anything that process wrote
+    (exception messages and tracebacks, stderr, the values it returned, the names of
+    files it left) may be derived from hidden data, and none of it is quoted. The words
+    are then the host's own: an exception's type when the host can name it without the
+    candidate's help (a built-in, a library's, or a name in the source), the line of
+    ``source`` it came from (rendered from the host's copy), and what went wrong in
+    general terms. An unsealed run (the visible examples alone) is quoted in full.
+    """
+
+    source: str
+    sealed: bool
+
+    # ------------------------------------------------------------ per case
+
+    def error(self, record: Mapping) -> str:
+        """An exception the harness recorded (``{type, message, traceback, line}``)."""
+        if not self.sealed:
+            return _format_error(record)
+        name = self._shown_type(record.get("type"))
+        if name == "UnreadableResult":
+            return _UNREADABLE_RESULT
+        return f"raised {name or 'an exception'}" + self._where(record.get("line"), _SEALED_NOTE)
+
+    def wrong_answer(self, case: Case, got: Any, expected: Any, problem: str) -> str:
+        """The judge found ``got`` wrong; ``problem`` is its line, which may quote values."""
+        if not self.sealed:
+            return _plain(problem, MAX_DETAIL_CHARS)
+        if case.calls is not None:
+            return describe_call_mismatch(case.calls, got, expected)
+        return describe_mismatch(got, expected)
+
+    def unreadable(self, error: MalformedOutput) -> str:
+        if not self.sealed:
+            return _plain(f"its output could not be read: {error}", MAX_DETAIL_CHARS)
+        return f"its output could not be read: {error.summary}"
+
+    def check_failed(self, error: Exception) -> str:
+        """The judge's check raised on the output (odd data the judge did not expect)."""
+        if not self.sealed:
+            return f"the output is not what was asked for ({type(error).__name__})"
+        return "the output is not what was asked for"
+
+    # ------------------------------------------------------------ per run
+
+    def import_error(self, files: dict) -> str:
+        """"" unless the harness recorded that the module failed while loading."""
+        try:
+            raw = decode_output("_import", files)
+        except MalformedOutput:
+            return ""  # not the harness's: the candidate wrote it; the cases decide
+        if raw.present and raw.error is not None:
+            return f"your module failed while loading: {self.error(raw.error)}"
+        return ""
+
+    def whole_run(self, status: str, result) -> str:
+        """Why the sandbox stopped the run (time limit, ...)."""
+        note = (result.note or "").strip()
+        if self.sealed:
+            first = note.split("; ", 1)[0]
+            note = first if _SANDBOX_NOTE.fullmatch(first) else ""
+        note = _plain(note, MAX_NOTE_CHARS)
+        if status == "killed":
+            return f"the program was killed ({note or f'signal {result.signal}'})"
+        return note
+
+    def crash(self, result) -> str:
+        """A process that exited on its own with a non-zero status."""
+        if not self.sealed:
+            return _crash_text(result)
+        lines = (result.stderr or "").strip().splitlines()
+        summary = f"exit code {result.exit_code}"
+        last = _STDERR_EXCEPTION.match(lines[-1].strip()) if lines else None
+        name = self._shown_type(last.group(1).rsplit(".", 1)[-1]) if last else None
+        if name:
+            summary += f": {name}"
+        found = [int(match.group(1)) for line in lines for match in [_STDERR_SOLUTION_LINE.search(line)] if match]
+        if found and self._is_line(found[-1]):
+            summary += ("" if name else ",") + self._where(found[-1], "")
+        return summary
+
+    # ------------------------------------------------------------ the host's own reading of the source
+
+    @functools.cached_property
+    def _lines(self) -> list[str]:
+        return self.source.splitlines()
+
+    @functools.cached_property
+    def _tree(self) -> ast.Module | None:
+        try:
+            return ast.parse(self.source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+
+    @functools.cached_property
+    def _names(self) -> frozenset[str]:
+        names = set()
+        for node in ast.walk(self._tree) if self._tree is not None else ():
+            if isinstance(node, ast.Name):
+                names.add(node.id)
+            elif isinstance(node, ast.Attribute):
+                names.add(node.attr)
+            elif isinstance(node, ast.ClassDef):
+                names.add(node.name)
+            elif isinstance(node, ast.alias):
+                names.update({node.name.rsplit(".", 1)[-1], node.asname or ""})
+        return frozenset(names)
+
+    def _shown_type(self, name: Any) -> str | None:
+        if not isinstance(name, str):
+            return None
+        if name in _BUILTIN_EXCEPTIONS or name in _LIBRARY_EXCEPTIONS or name in self._names:
+            return name
+        return None
+
+    def _is_line(self, line: Any) -> bool:
+        return type(line) is int and 1 <= line <= len(self._lines)
+
+    def _where(self, line: Any, note: str) -> str:
+        if not self._is_line(line):
+            return f" (not at a line of your code{'; ' + note if note else ''})"
+        suffix = f" ({note})" if note else ""
+        text = _plain(self._lines[line - 1].strip(), MAX_SOURCE_LINE_CHARS)
+        return (f" at line {line} of your code{suffix}\n"
+                f'  File "{SOLUTION_FILE}", line {line}, in {self._scope_at(line)}\n    {text}')
+
+    def _scope_at(self, line: int) -> str:
+        """The innermost function or class of the source around ``line``."""
+        scope, start = "<module>", 0
+        for node in ast.walk(self._tree) if self._tree is not None else ():
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)) \
+                    and node.lineno <= line <= (node.end_lineno or node.lineno) and node.lineno >= start:
+                scope = "<lambda>" if isinstance(node, ast.Lambda) else node.name
+                start = node.lineno
+        return scope
+
+
+def _format_error(error: Mapping) -> str:
     # The record is the candidate's data, whatever the harness would have written.
     message = f"{_plain(error['type'], MAX_ERROR_TYPE_CHARS)}: {_plain(error['message'], MAX_MESSAGE_CHARS)}"
     trace = error.get("traceback")
@@ -184,13 +349,6 @@ def _plain(text: str, limit: int) -> str:
     if len(text) > limit:
         text = text[:limit] + "..."
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-def _whole_run_detail(status: str, result) -> str:
-    note = _plain((result.note or "").strip(), MAX_NOTE_CHARS)
-    if status == "killed":
-        return f"the program was killed ({note or f'signal {result.signal}'})"
-    return note
 
 
 _SOLUTION_LINE = re.compile(r'File "[^"]*solution\.py", line \d+.*')

@@ -208,7 +208,8 @@ def test_a_crash_shows_only_the_candidates_frames():
     stderr = ('Traceback (most recent call last):\n  File "/sandbox/in/harness.py", line 40, in main\n'
               '    value = _run_case(entrypoint, case)\n  File "/sandbox/in/solution.py", line 3, in f\n'
               '    return 1 / 0\nZeroDivisionError: division by zero\n')
-    report, _ = _judge(lambda files: _Result(status="exited", exit_code=1, stderr=stderr))
+    # The examples alone: a run with hidden cases quotes no stderr (test_judge_hidden.py).
+    report, _ = _judge(lambda files: _Result(status="exited", exit_code=1, stderr=stderr), seed=None)
     detail = report.first_failure.detail
     assert 'File "solution.py", line 3, in f' in detail and "1 / 0" in detail
     assert "ZeroDivisionError" in detail and "harness" not in detail
