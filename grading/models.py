@@ -29,6 +29,10 @@ class Attempt(models.Model):
     part_kind = models.CharField(max_length=16, blank=True, help_text="numeric, formula, explain, code, ...")
     purpose = models.CharField(max_length=16, choices=Purpose.choices, default=Purpose.ANSWER)
     variant_seed = models.PositiveIntegerField()
+    # Sandboxed kinds: the secret seed of the hidden tests, drawn once at submit, so a
+    # retried task meets the same tests and a disputed verdict can be replayed
+    # (`manage.py grade ... --judge-seed`). Never shown to the candidate.
+    judge_seed = models.BigIntegerField(null=True, blank=True)
     answer = models.TextField()
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     verdict = models.JSONField(null=True, blank=True)

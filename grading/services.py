@@ -10,6 +10,7 @@ then FAILED, and counts nowhere).
 from __future__ import annotations
 
 import logging
+import secrets
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -20,7 +21,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 import grading
-from grading.kinds.base import SpecError
+from grading.kinds.base import JUDGE_SEED_KEY, SpecError
 from grading.models import Attempt
 from grading.signals import attempt_scored
 from grading.storable import storable, storable_text
@@ -120,6 +121,7 @@ def attempt_submit(
             hints_used=hints_used,
             time_taken=time_taken,
             queued_at=timezone.now(),
+            judge_seed=secrets.randbits(63) if kind.runs_in_sandbox else None,
         )
         transaction.on_commit(lambda: _enqueue(attempt.id, part.kind))
     return SubmitResult(reading, attempt)
@@ -232,6 +234,8 @@ def attempt_grade(attempt_id: int, *, worker: str = "") -> Attempt:
 
 def _grade_claimed(attempt: Attempt) -> Attempt:
     question, part, context = _part_and_context(attempt.question_version, attempt.part_id, attempt.variant_seed)
+    if attempt.judge_seed is not None:
+        context = {**context, JUDGE_SEED_KEY: attempt.judge_seed}
     if attempt.purpose == Attempt.Purpose.EXAMPLES:
         kind = grading.get_kind(part.kind)
         verdict = kind.try_examples(kind.load_spec(part.raw), attempt.answer)

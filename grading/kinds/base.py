@@ -32,6 +32,10 @@ class PartSpec:
     points: float = 1.0
 
 
+# The context key a sandboxed kind reads its hidden tests' seed from: the shell stores the
+# seed with the attempt and passes it here, so a retry or a replay meets the same tests.
+JUDGE_SEED_KEY = "judge_seed"
+
 _PART_ID = re.compile(r"^[a-z0-9_-]+$")
 COMMON_KEYS = frozenset({"id", "kind", "prompt", "points"})
 

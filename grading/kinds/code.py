@@ -23,12 +23,12 @@ from datetime import timedelta
 from grading.judge.contract import JudgeNotFound, judge_path, load_judge
 from grading.judge.feedback import GroupSpec, verdict_from_report
 from grading.judge.runner import Outcome, judge_submission
-from grading.kinds.base import AnswerKind, PartSpec, SpecError, common_fields, require_text
+from grading.kinds.base import JUDGE_SEED_KEY, AnswerKind, PartSpec, SpecError, common_fields, require_text
 from grading.registry import register
 from grading.verdict import Verdict
 
 MAX_SOURCE_BYTES = 64 * 1024
-SEED_CONTEXT_KEY = "judge_seed"
+SEED_CONTEXT_KEY = JUDGE_SEED_KEY
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _GROUP_ID = re.compile(r"^[a-z0-9_-]+$")
 # Limits an author may set per part, in the sandbox's units (memory in MB here).

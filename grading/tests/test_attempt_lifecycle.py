@@ -185,3 +185,29 @@ def test_the_limit_on_unfinished_runs_ignores_stale_ones(candidate, decode_quest
     assert services.check_run_rate(candidate) is None
     Attempt.objects.update(queued_at=timezone.now())
     assert "being graded" in services.check_run_rate(candidate)
+
+
+def test_a_code_attempts_hidden_test_seed_is_stored_and_reused_by_every_retry(
+    candidate, monkeypatch, enqueued, django_capture_on_commit_callbacks
+):
+    from questions.loader import load_file
+    from questions.tests.factories import store_version
+
+    version = store_version(load_file("questions/bank/speculative/119-top-p-sampler.yaml").data)
+    source = "def top_p_keep(logits, p, temperature):\n    return logits > 0\n"
+    attempt = services.attempt_submit(user=candidate, version=version, part_id="keep", seed=1,
+                                      answer=source).attempt
+    assert attempt.judge_seed is not None and attempt.judge_seed >= 2**31  # drawn from 63 bits
+    seeds = []
+
+    def fake_grade(part, text, context):
+        seeds.append(context["judge_seed"])
+        raise RuntimeError("the sandbox vanished")
+
+    monkeypatch.setattr(grading, "grade", fake_grade)
+    for _ in range(2):
+        with django_capture_on_commit_callbacks(execute=True):
+            services.attempt_grade(attempt.id)
+    assert seeds == [attempt.judge_seed, attempt.judge_seed]
+    other = services.attempt_submit(user=candidate, version=version, part_id="keep", seed=1, answer=source).attempt
+    assert other.judge_seed != attempt.judge_seed
