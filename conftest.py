@@ -1,4 +1,4 @@
-"""Shared fixtures: the four users every permission test needs, and a small question."""
+"""Shared fixtures: the users every permission test needs, and a small question."""
 
 import textwrap
 
@@ -70,6 +70,12 @@ def interviewer(db, django_user_model):
 
 
 @pytest.fixture
+def other_interviewer(db, django_user_model):
+    """A second interviewer, for rules about whose interviews one sees."""
+    return _user(django_user_model, "interviewer2", Role.INTERVIEWER)
+
+
+@pytest.fixture
 def admin_user(db, django_user_model):
     return _user(django_user_model, "admin1", Role.ADMIN)
 
@@ -90,7 +96,11 @@ def login_as(client):
 
     def login(user):
         client.logout()
-        assert client.login(username=user.username, password=PASSWORD)
+        # Not client.login(): it calls authenticate() without a request, which axes'
+        # backend refuses (it throttles by the request's address). The login form itself,
+        # throttle included, is tested in trainer/tests/test_login_throttle.py.
+        assert user.check_password(PASSWORD)
+        client.force_login(user)
         return client
 
     return login

@@ -17,8 +17,10 @@ class QuestionAdmin(admin.ModelAdmin):
     admin role needs exactly one permission for the whole bank."""
 
     form = QuestionAdminForm
-    list_display = ["seed_number", "slug", "title", "topic", "difficulty", "is_released", "current_number"]
-    list_filter = ["topic", "difficulty", "is_released"]
+    list_display = [
+        "seed_number", "slug", "title", "topic", "difficulty", "is_released", "interview_only", "current_number"
+    ]
+    list_filter = ["topic", "difficulty", "is_released", "interview_only"]
     search_fields = ["slug", "title", "summary"]
     list_select_related = ["current_version"]
     readonly_fields = [
@@ -26,7 +28,7 @@ class QuestionAdmin(admin.ModelAdmin):
     ]
     fields = [
         "authoring_links", "slug", "title", "topic", "difficulty", "seed_number", "current_version",
-        "is_released", "source_text", "version_history",
+        "is_released", "interview_only", "source_text", "version_history",
     ]
 
     @admin.display(description="version")
@@ -77,7 +79,8 @@ class QuestionAdmin(admin.ModelAdmin):
 
     def save_model(self, request, obj, form, change):
         """Store the validated text through the service, which versions it; the model
-        form itself carries only the release flag."""
+        form itself carries only the release flag (the interview-only box is written
+        into the text by the form, and the service sets the field from the text)."""
         result = services.question_save_text(
             form.cleaned_data["source_text"],
             origin=QuestionVersion.Origin.BROWSER,

@@ -3,12 +3,25 @@ invalid question never reaches the service that stores it."""
 
 from __future__ import annotations
 
+import re
+
 from django import forms
 
 from questions.models import Question
 from questions.validation import FileReport, validate_text
 
 MAX_UPLOAD_BYTES = 256 * 1024  # the largest bank file is a few KB
+TOP_LEVEL_INTERVIEW_ONLY = re.compile(r"^interview_only:[^\n]*(?:\n|\Z)", re.MULTILINE)
+
+
+def with_interview_only(text: str, interview_only: bool) -> str:
+    """The question's YAML with its top-level `interview_only` key set (removed when
+    false). The admin's checkbox writes through the text, so the stored version, the
+    file an author exports and the listing field never disagree."""
+    text = TOP_LEVEL_INTERVIEW_ONLY.sub("", text)
+    if interview_only:
+        text = text.rstrip("\n") + "\ninterview_only: true\n"
+    return text
 
 
 def problems_as_errors(report: FileReport) -> list[forms.ValidationError]:
@@ -19,7 +32,7 @@ def problems_as_errors(report: FileReport) -> list[forms.ValidationError]:
 
 
 class QuestionAdminForm(forms.ModelForm):
-    """The admin's form: release flag plus the current version's YAML."""
+    """The admin's form: release and interview-only flags plus the current version's YAML."""
 
     source_text = forms.CharField(
         label="Question file (YAML)",
@@ -30,7 +43,11 @@ class QuestionAdminForm(forms.ModelForm):
 
     class Meta:
         model = Question
-        fields = ["is_released"]
+        fields = ["is_released", "interview_only"]
+        help_texts = {
+            "interview_only": "Kept out of practice entirely; interviews can still ask it. Ticking or "
+                              "unticking this sets the `interview_only` key in the YAML below.",
+        }
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -42,6 +59,8 @@ class QuestionAdminForm(forms.ModelForm):
     def clean_source_text(self) -> str:
         # Browsers submit textareas with CRLF; the file format is LF.
         text = self.cleaned_data["source_text"].replace("\r\n", "\n")
+        if "interview_only" in self.changed_data:  # model fields are cleaned before this one
+            text = with_interview_only(text, bool(self.cleaned_data.get("interview_only")))
         report = validate_text(text, "<browser>")
         if report.problems:
             raise forms.ValidationError(problems_as_errors(report))

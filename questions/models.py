@@ -31,6 +31,11 @@ class Question(models.Model):
     is_released = models.BooleanField(
         default=True, help_text="Unreleased questions are visible to question authors only."
     )
+    # A listing field like the title: the current version's `interview_only` key sets it.
+    interview_only = models.BooleanField(
+        default=False,
+        help_text="Kept out of practice entirely (only authors see it there); interviews can still ask it.",
+    )
     current_version = models.ForeignKey(
         "QuestionVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

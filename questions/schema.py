@@ -140,6 +140,7 @@ class Question:
     followups: tuple[str, ...] = ()
     notes: str = ""
     checks: tuple[Check, ...] = ()
+    interview_only: bool = False
     raw: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -186,6 +187,7 @@ class Question:
             followups=tuple(data.get("followups") or ()),
             notes=data.get("notes") or "",
             checks=checks,
+            interview_only=bool(data.get("interview_only", False)),
             raw=data,
         )
 
@@ -193,7 +195,9 @@ class Question:
 # ---------------------------------------------------------------- structural checks
 
 REQUIRED_KEYS = ("slug", "seed", "title", "topic", "difficulty", "summary", "statement", "parts", "solution")
-OPTIONAL_KEYS = ("tags", "params", "derived", "hints", "hint_cost", "followups", "notes", "checks")
+OPTIONAL_KEYS = (
+    "tags", "params", "derived", "hints", "hint_cost", "followups", "notes", "checks", "interview_only",
+)
 PART_COMMON_KEYS = ("id", "kind", "prompt", "points")
 CHECK_KEYS = ("expr", "equals", "rtol", "when")
 PARAM_KEYS = ("catalogue", "choices")
@@ -268,6 +272,9 @@ def _check_top_level_values(data: dict, report: _Reporter) -> None:
                     report.add((key, index), f"{key}[{index}] must be non-empty text")
     if "hint_cost" in data and not (_is_number(data["hint_cost"]) and 0 <= data["hint_cost"] <= 1):
         report.add(("hint_cost",), "'hint_cost' must be a number from 0 to 1")
+    if "interview_only" in data and not isinstance(data["interview_only"], bool):
+        # A typo such as `interview_only: yes please` must not quietly publish the answers.
+        report.add(("interview_only",), "'interview_only' must be true or false")
 
 
 def _check_params(params: object, report: _Reporter) -> set[str]:

@@ -1,7 +1,8 @@
 """Reads of the question bank shared by pages.
 
 The visibility rule lives here and nowhere else: unreleased questions (and questions
-with no content yet) exist only for users who may author questions.
+with no content yet) exist only for users who may author questions. Interview-only
+questions are visible (interviews ask them) but never part of the practice bank.
 """
 
 from __future__ import annotations
@@ -20,6 +21,12 @@ def can_author(user) -> bool:
 def released_questions() -> QuerySet[Question]:
     """Questions candidates may answer, with their current version, in catalogue order."""
     return Question.objects.filter(is_released=True, current_version__isnull=False).select_related("current_version")
+
+
+def practice_bank() -> QuerySet[Question]:
+    """Released questions practice offers (and the dashboard scores): interview-only
+    ones never are. Locks by live interviews are trainer.selectors.practice_questions'."""
+    return released_questions().filter(interview_only=False)
 
 
 def visible_questions(user) -> QuerySet[Question]:

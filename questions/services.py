@@ -103,6 +103,7 @@ def _listing_fields(parsed) -> dict:
         "title": parsed.title,
         "summary": parsed.summary,
         "part_kinds": [[part.id, part.kind] for part in parsed.parts],
+        "interview_only": parsed.interview_only,
     }
 
 

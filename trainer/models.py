@@ -7,6 +7,7 @@ row per question instead of replaying thousands of attempts on every page view.
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 
 class Progress(models.Model):
@@ -36,3 +37,14 @@ class MasterySnapshot(models.Model):
     class Meta:
         ordering = ["day"]
         constraints = [models.UniqueConstraint(fields=["user", "day"], name="unique_snapshot_per_day")]
+
+
+class PracticeSharing(models.Model):
+    """A candidate's choice to show their practice attempts to interviewers on the review
+    page. Practice is private by default: no row, or `shared` false, shows nothing."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True, related_name="practice_sharing"
+    )
+    shared = models.BooleanField(default=False)
+    changed_at = models.DateTimeField(default=timezone.now)

@@ -5,12 +5,18 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import timedelta
 
+from django.db.models import Exists, OuterRef, Q, QuerySet, Value
+
 from grading.models import Attempt
+from questions import models as bank
 from questions.rendering import render_question
 from questions.schema import Question
+from questions.selectors import can_author, practice_bank, visible_questions
 from trainer import progress as progress_model
 from trainer import services
-from trainer.models import MasterySnapshot, Progress
+from trainer.interviews import selectors as interview_selectors
+from trainer.interviews.models import Interview, InterviewQuestion
+from trainer.models import MasterySnapshot, PracticeSharing, Progress
 
 
 STATUSES = ("new", "attempted", "solved", "due")
@@ -21,6 +27,55 @@ class QuestionRow:
     question: object
     kinds: tuple[str, ...]
     status: str  # one of STATUSES
+    locked: bool = False  # asked by a live interview: listed, but not open (practice_questions)
+
+
+# --- What practice may show -----------------------------------------------------------------
+
+class PracticeLocked(Exception):
+    """A live interview asks the question and the user is not on its panel."""
+
+    def __init__(self, question):
+        super().__init__(f"{question.slug} is in use in a live interview")
+        self.question = question
+
+
+def practice_questions(user) -> QuerySet[bank.Question]:
+    """The questions `user` finds in practice, each annotated `practice_locked`.
+
+    The practice rule lives here and nowhere else. Question authors practise anything
+    with content. Everyone else gets the practice bank (released, not interview-only),
+    and a question that an interview not yet closed asks is locked for them unless they
+    sit on that interview's panel: its variants are few enough to walk through, so any
+    practice page of it (the solution after giving up, an explain part's model answer,
+    a hint) would give the interview's answers away. The lock is an EXISTS in the same
+    query, so a listing costs no extra query.
+    """
+    if can_author(user):
+        return visible_questions(user).annotate(practice_locked=Value(False))
+    asked_live = InterviewQuestion.objects.filter(
+        question_version__question=OuterRef("pk"),
+        interview__in=interview_selectors.live_interviews_hidden_from(user),
+    )
+    return practice_bank().annotate(practice_locked=Exists(asked_live))
+
+
+def get_practice_question(user, **lookup) -> bank.Question:
+    """One question of `practice_questions(user)` (`slug=` or `id=`). Raises
+    Question.DoesNotExist when practice does not offer it to `user`, PracticeLocked
+    when a live interview holds it."""
+    question = practice_questions(user).get(**lookup)
+    if question.practice_locked:
+        raise PracticeLocked(question)
+    return question
+
+
+def get_practice_version(slug: str, user) -> bank.QuestionVersion:
+    """The current version of a question `user` may practise now (see get_practice_question)."""
+    question = get_practice_question(user, slug=slug)
+    version = question.current_version
+    version.question = question  # the page reads both; spare a query
+    return version
 
 
 def user_progress(user, questions, now) -> dict:
@@ -35,7 +90,10 @@ def question_rows(*, user, questions, now, topic=None, difficulty=None, kind=Non
     progress = user_progress(user, questions, now)
     rows = []
     for question in questions:
-        row = QuestionRow(question, tuple(kind for _, kind in question.part_kinds), progress[question.id].status(now))
+        row = QuestionRow(
+            question, tuple(kind for _, kind in question.part_kinds), progress[question.id].status(now),
+            locked=getattr(question, "practice_locked", False),
+        )
         if topic and question.topic != topic:
             continue
         if difficulty and question.difficulty != difficulty:
@@ -103,8 +161,35 @@ def question_page(*, user, version, seed: int, hints_taken: int, gave_up: bool) 
     }
 
 
-def recent_attempts(*, limit: int):
-    return Attempt.objects.select_related("user", "question_version__question")[:limit]
+@dataclass(frozen=True)
+class ReviewRow:
+    attempt: Attempt
+    interview: Interview | None  # None: practice its candidate shares with interviewers
+
+
+def review_attempts(user, *, limit: int) -> list[ReviewRow]:
+    """The newest attempts `user` may review, each with its interview (one query).
+
+    Interview attempts: those of the interviews `user` sits on, by the interview rule
+    (creator or panel member; admins every interview, as `sees_all_interviews` says).
+    Practice attempts: only of candidates who chose to share their practice
+    (PracticeSharing). That choice is the candidate's, so it binds admins too: the admin
+    rule is about interviews, not about anyone's private practice.
+    """
+    on_panel = Q(interview_link__question__interview__in=interview_selectors.panel_interviews(user))
+    shared_practice = Q(interview_link__isnull=True, user__practice_sharing__shared=True)
+    attempts = Attempt.objects.filter(on_panel | shared_practice).select_related(
+        "user", "question_version__question", "interview_link__question__interview"
+    )[:limit]
+    rows = []
+    for attempt in attempts:
+        link = getattr(attempt, "interview_link", None)  # a missing reverse one-to-one raises
+        rows.append(ReviewRow(attempt, link.question.interview if link else None))
+    return rows
+
+
+def shares_practice(user) -> bool:
+    return PracticeSharing.objects.filter(user=user, shared=True).exists()
 
 
 def explain_review(part, attempt) -> dict | None:

@@ -6,7 +6,7 @@ from django.utils import timezone
 
 from questions.schema import AUTO_GRADED_KINDS
 from trainer import progress as progress_model
-from trainer.models import MasterySnapshot, Progress
+from trainer.models import MasterySnapshot, PracticeSharing, Progress
 from trainer.roles import Role
 
 
@@ -23,6 +23,15 @@ def user_set_role(user: User, role: Role) -> None:
     user.groups.add(Group.objects.get(name=role.value))
     user.is_staff = role == Role.ADMIN
     user.save(update_fields=["is_staff"])
+
+
+def practice_sharing_set(user: User, *, shared: bool) -> PracticeSharing:
+    """Share (or stop sharing) the user's practice attempts with interviewers: the
+    review page shows a candidate's practice only while this is on."""
+    sharing, _ = PracticeSharing.objects.update_or_create(
+        user=user, defaults={"shared": shared, "changed_at": timezone.now()}
+    )
+    return sharing
 
 
 # --- Practice progress -------------------------------------------------------------------
@@ -73,9 +82,9 @@ def progress_record_attempt(attempt, *, now=None, snapshot: bool = True) -> None
 def mastery_snapshot_take(user, *, now) -> MasterySnapshot:
     """Store the user's mastery per topic now as today's point of their history."""
     from questions.models import Topic
-    from questions.selectors import released_questions
+    from questions.selectors import practice_bank
 
-    questions = list(released_questions().select_related(None))
+    questions = list(practice_bank().select_related(None))  # the dashboard's set, so the two agree
     records = {record.question_id: record for record in Progress.objects.filter(user=user)}
     progress = {q.id: progress_state(records.get(q.id), question_info(q)) for q in questions}
     mastery = progress_model.mastery_by_topic(progress, Topic.values, now)

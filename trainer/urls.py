@@ -22,6 +22,7 @@ urlpatterns = [
     path("attempts/<int:attempt_id>/self-assess/", practice.self_assess, name="self-assess"),
     path("review/", practice.review, name="review"),
     path("me/", progress.dashboard, name="dashboard"),
+    path("me/sharing/", progress.practice_sharing, name="practice-sharing"),
     re_path(r"^me/attempts\.(?P<fmt>csv|json)$", progress.export_attempts, name="export-attempts"),
     path("author/", include("questions.urls")),
     path("interviews/", include("trainer.interviews.urls")),

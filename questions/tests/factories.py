@@ -94,6 +94,7 @@ def store_version(data: dict, source_text: str = ""):
         slug=data["slug"], topic=data["topic"], difficulty=data["difficulty"], seed_number=data["seed"],
         title=data["title"], summary=data.get("summary", ""),
         part_kinds=[[part["id"], part["kind"]] for part in data["parts"]],
+        interview_only=bool(data.get("interview_only", False)),
     )
     version = QuestionVersion.objects.create(
         question=question, number=1, content_hash="test", source_text=source_text, data_json=json.dumps(data),

@@ -84,3 +84,34 @@ def test_the_question_list_shows_versions(client, users, stored_question):
     client.force_login(users["admin"])
     page = client.get(reverse("admin:questions_question_changelist")).content.decode()
     assert "decode-floor-test" in page
+
+
+def test_the_interview_only_box_is_written_into_the_stored_text(client, users, stored_question):
+    client.force_login(users["admin"])
+    response = client.post(change_url(stored_question), {
+        "is_released": "on", "interview_only": "on", "source_text": question_yaml(),
+    })
+    assert response.status_code == 302, response.content.decode()[:2000]
+    question = Question.objects.get()
+    assert question.interview_only is True
+    assert question.current_version.number == 2
+    assert question.current_version.source_text.endswith("\ninterview_only: true\n")
+    assert question.current_version.as_question().interview_only is True
+
+    # Unticking removes the key again; the text stays valid.
+    response = client.post(change_url(question), {
+        "is_released": "on", "source_text": question.current_version.source_text,
+    })
+    assert response.status_code == 302, response.content.decode()[:2000]
+    question.refresh_from_db()
+    assert question.interview_only is False
+    assert "interview_only" not in question.current_version.source_text
+
+
+def test_the_interview_only_key_typed_in_the_text_counts_when_the_box_is_untouched(client, users, stored_question):
+    client.force_login(users["admin"])
+    response = client.post(change_url(stored_question), {
+        "is_released": "on", "source_text": question_yaml(interview_only=True),
+    })
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert Question.objects.get().interview_only is True

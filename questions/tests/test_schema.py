@@ -89,3 +89,11 @@ def test_params_need_choices_and_a_known_section():
 def test_derived_name_may_not_shadow_a_parameter():
     messages = problems_for(question_yaml(derived={"gpu": "1"}))
     assert any("derived name 'gpu' is already a parameter" in message for message in messages)
+
+
+def test_interview_only_is_an_optional_true_or_false_key():
+    assert Question.from_data(question_data()).interview_only is False
+    assert Question.from_data(question_data(interview_only=True)).interview_only is True
+    assert problems_for(question_yaml(interview_only=True)) == []
+    [problem] = problems_for(question_yaml(interview_only="yes please"))
+    assert problem.endswith("'interview_only' must be true or false")

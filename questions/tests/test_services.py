@@ -84,3 +84,12 @@ def test_expected_slug_refuses_to_turn_one_question_into_another(stored_question
 def test_new_question_from_the_browser_can_start_unreleased():
     result = question_save_text(question_yaml(), origin=QuestionVersion.Origin.BROWSER, release_new=False)
     assert result.ok and result.question.is_released is False
+
+
+def test_the_interview_only_key_sets_the_field_and_a_new_version_can_clear_it(tmp_path):
+    path = write_question(tmp_path, interview_only=True)
+    sync_bank([path])
+    assert Question.objects.get().interview_only is True
+    write_question(tmp_path)  # the key removed from the file
+    sync_bank([path])
+    assert Question.objects.get().interview_only is False

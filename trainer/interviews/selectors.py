@@ -3,7 +3,9 @@
 Who sees what (the rules live here and nowhere else):
 - a candidate sees only the interviews they are the candidate of;
 - an interviewer sees the interviews they created or were added to (the panel);
-- an admin sees every interview.
+- an admin sees every interview;
+- while an interview is not closed, its questions are locked in practice for everyone
+  but its panel (admins included), so practice cannot give its answers away.
 Lookups for a user who may not see an interview raise Interview.DoesNotExist, so views
 answer 404 and do not reveal that it exists.
 """
@@ -31,6 +33,10 @@ RUNNABLE_KINDS = ("code",)  # editor parts with visible examples to run (kernel 
 ANSWER_KINDS = ("numeric", "formula", "explain", "code", "kernel")
 SOURCE_EVENT_KINDS = (InterviewEvent.Kind.CODE_SNAPSHOT, InterviewEvent.Kind.CODE_RUN, InterviewEvent.Kind.ANSWER)
 ATTEMPT_EVENT_KINDS = (InterviewEvent.Kind.ANSWER, InterviewEvent.Kind.CODE_RUN)  # data holds an attempt_id
+# Not closed: an invited candidate could study in practice before starting the clock, and
+# an active one whose deadline passed is still "active" until closed, and could be given
+# extra time (services.move_deadline).
+LIVE_STATUSES = (Interview.Status.INVITED, Interview.Status.ACTIVE)
 
 
 # --- Access ------------------------------------------------------------------------------
@@ -60,6 +66,18 @@ def panel_interviews(user) -> QuerySet[Interview]:
         return Interview.objects.none()
     ids = Interview.objects.filter(Q(created_by=user) | Q(interviewers=user)).values("id")
     return Interview.objects.filter(id__in=ids)
+
+
+def live_interviews_hidden_from(user) -> QuerySet[Interview]:
+    """Interviews not closed yet that `user` is not on the panel of: practice locks the
+    questions they ask for `user` (trainer.selectors.practice_questions). Their
+    candidates are never on the panel, so they are locked out too. Meant as a subquery."""
+    if sees_all_interviews(user):
+        return Interview.objects.none()
+    live = Interview.objects.filter(status__in=LIVE_STATUSES)
+    if not user.is_authenticated:
+        return live
+    return live.exclude(created_by=user).exclude(interviewers=user)
 
 
 def candidate_interviews(user) -> QuerySet[Interview]:

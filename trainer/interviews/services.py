@@ -124,8 +124,12 @@ def invite_accept(*, token: str, user=None, guest_name: str = "") -> Interview:
     else (no password, no role); it exists so attempts and events have an owner.
 
     The claim is a conditional update, so of two people using one link only one wins.
+    A closed interview admits no one, even by a link never used (ended before anyone
+    joined), and refuses before a guest identity is made.
     """
     interview = Interview.objects.filter(invite_token=token).first()
+    if interview is not None and interview.is_closed:
+        raise InterviewClosed("this interview is over; its invitation link no longer admits anyone")
     if interview is None or interview.invite_used_at is not None:
         raise InterviewRefused("this invitation link has already been used or does not exist")
     if user is not None and selectors.is_on_panel(user, interview):
@@ -138,10 +142,10 @@ def invite_accept(*, token: str, user=None, guest_name: str = "") -> Interview:
         user = get_user_model().objects.create_user(
             username=f"guest-{secrets.token_hex(6)}", password=None, first_name=guest_name[:150]
         )
-    claimed = Interview.objects.filter(id=interview.id, invite_used_at__isnull=True).update(
-        invite_used_at=timezone.now(), candidate=user, candidate_is_guest=is_guest
-    )
-    if not claimed:
+    claimed = Interview.objects.filter(
+        id=interview.id, invite_used_at__isnull=True, status__in=selectors.LIVE_STATUSES
+    ).update(invite_used_at=timezone.now(), candidate=user, candidate_is_guest=is_guest)
+    if not claimed:  # used, or ended, since the read above
         raise InterviewRefused("this invitation link has already been used")  # rolls the guest back
     event_append(interview.id, Kind.JOINED, actor=user,
                  data={"guest": is_guest, "name": guest_name if is_guest else user.username})

@@ -103,3 +103,37 @@ def test_rebuilding_progress_from_attempts_matches_the_incremental_record(candid
     progress_rebuild(candidate)
     assert list(Progress.objects.filter(user=candidate).values(*fields)) == incremental
     assert incremental[0]["attempted"] and incremental[0]["review_box"] == 0
+
+
+def test_sharing_practice_is_off_until_the_candidate_turns_it_on(client, login_as, candidate, decode_question):
+    from trainer.models import PracticeSharing
+
+    login_as(candidate)
+    page = client.get(reverse("dashboard")).content.decode()
+    assert 'data-shared="false"' in page and "Share my practice with interviewers" in page
+    assert not PracticeSharing.objects.filter(user=candidate, shared=True).exists()
+
+    response = client.post(reverse("practice-sharing"), {"shared": "true"})
+    assert response.status_code == 302 and response["Location"] == reverse("dashboard")
+    assert PracticeSharing.objects.get(user=candidate).shared
+    assert 'data-shared="true"' in client.get(reverse("dashboard")).content.decode()
+
+    # htmx swaps the section alone.
+    response = client.post(reverse("practice-sharing"), {"shared": "false"}, **HTMX)
+    body = response.content.decode()
+    assert body.lstrip().startswith('<section class="card" id="sharing" data-shared="false"') and "<html" not in body
+    assert not PracticeSharing.objects.get(user=candidate).shared
+
+
+def test_sharing_needs_a_post_and_a_login(client, login_as, candidate):
+    assert client.post(reverse("practice-sharing"), {"shared": "true"}).status_code == 302  # to the login page
+    login_as(candidate)
+    assert client.get(reverse("practice-sharing")).status_code == 405
+
+
+def test_interview_only_questions_are_not_part_of_the_dashboard(client, login_as, candidate, decode_question):
+    from questions.models import Question
+
+    Question.objects.filter(id=decode_question.question_id).update(interview_only=True)
+    login_as(candidate)
+    assert "test-decode-floor" not in client.get(reverse("dashboard")).content.decode()

@@ -1,12 +1,15 @@
 """The candidate's pages: the question list and a question answered part by part.
 
 Views parse the request, check permission, call one service or selector and render;
-htmx requests get the named partial of the same template.
+htmx requests get the named partial of the same template. What practice may show is
+`selectors.practice_questions`: every view that names a question (or an attempt on
+one) goes through it, and a question a live interview holds gets the locked page.
 """
 
 import secrets
 import time
 from datetime import timedelta
+from functools import wraps
 
 from django.contrib.auth.decorators import login_required, permission_required
 from django.http import Http404, HttpResponseBadRequest
@@ -18,9 +21,9 @@ from django_htmx.http import HttpResponseStopPolling
 
 from grading import services as grading_services
 from grading.models import Attempt
-from questions.models import QuestionVersion, Topic
+from questions.models import Question as BankQuestion
+from questions.models import Topic
 from questions.schema import KNOWN_KINDS, Question
-from questions.selectors import get_question_version, visible_questions
 from trainer import selectors
 
 TEMPLATE = "trainer/question_detail.html"
@@ -57,10 +60,37 @@ def _hints_taken(request, slug: str) -> int:
 
 
 def _version_or_404(request, slug: str):
+    """The version to practise; 404 when practice does not offer it to this user, and
+    PracticeLocked (the locked page, see `_locked_page`) while a live interview asks it."""
     try:
-        return get_question_version(slug, user=request.user)
-    except QuestionVersion.DoesNotExist:
+        return selectors.get_practice_version(slug, request.user)
+    except BankQuestion.DoesNotExist:
         raise Http404("no such question") from None
+
+
+def _practice_attempt_or_404(request, attempt_id: int) -> Attempt:
+    """The user's own practice attempt, under the same rule as its question's page: an
+    explain part's verdict shows its model answer, so an old attempt must not outlive a lock."""
+    attempt = get_object_or_404(_practice_attempts(request.user), id=attempt_id)
+    try:
+        selectors.get_practice_question(request.user, id=attempt.question_version.question_id)
+    except BankQuestion.DoesNotExist:
+        raise Http404("no such attempt") from None
+    return attempt
+
+
+def _locked_page(view):
+    """Answer PracticeLocked with a page that says why and when the question is back
+    (403: the question exists, and the list says so too)."""
+
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        try:
+            return view(request, *args, **kwargs)
+        except selectors.PracticeLocked as locked:
+            return render(request, "trainer/question_locked.html", {"question": locked.question}, status=403)
+
+    return wrapper
 
 
 def _filters(request) -> dict:
@@ -81,7 +111,8 @@ def _filters(request) -> dict:
 def question_list(request):
     filters = _filters(request)
     rows = selectors.question_rows(
-        user=request.user, questions=visible_questions(request.user).select_related(None), now=timezone.now(), **filters
+        user=request.user, questions=selectors.practice_questions(request.user).select_related(None),
+        now=timezone.now(), **filters,
     )
     context = {
         "rows": rows, "filters": filters, "topics": Topic.choices, "kinds": KNOWN_KINDS,
@@ -94,6 +125,7 @@ def question_list(request):
 @login_required
 @permission_required("grading.submit_attempt", raise_exception=True)
 @vary_on_headers("HX-Request")
+@_locked_page
 def question_detail(request, slug):
     version = _version_or_404(request, slug)
     seed = _variant_seed(request, slug)
@@ -111,6 +143,7 @@ def question_detail(request, slug):
 @login_required
 @permission_required("grading.submit_attempt", raise_exception=True)
 @require_POST
+@_locked_page
 def new_variant(request, slug):
     _version_or_404(request, slug)
     request.session[f"variant:{slug}"] = secrets.randbelow(MAX_SEED)
@@ -123,6 +156,7 @@ def new_variant(request, slug):
 @login_required
 @permission_required("grading.submit_attempt", raise_exception=True)
 @require_POST
+@_locked_page
 def take_hint(request, slug):
     version = _version_or_404(request, slug)
     available = len(Question.from_data(version.data).hints)
@@ -139,6 +173,7 @@ def take_hint(request, slug):
 @login_required
 @permission_required("grading.submit_attempt", raise_exception=True)
 @require_POST
+@_locked_page
 def give_up(request, slug):
     _version_or_404(request, slug)
     request.session[f"gave-up:{slug}"] = True
@@ -148,6 +183,7 @@ def give_up(request, slug):
 @login_required
 @permission_required("grading.submit_attempt", raise_exception=True)
 @require_POST
+@_locked_page
 def interpret_answer(request, slug, part_id):
     """Live preview: what the engine reads in the answer typed so far."""
     version = _version_or_404(request, slug)
@@ -180,6 +216,7 @@ def _submit(request, slug, part_id, **options):
 @login_required
 @permission_required("grading.submit_attempt", raise_exception=True)
 @require_POST
+@_locked_page
 def submit_answer(request, slug, part_id):
     return _submit(request, slug, part_id, hints_used=_hints_taken(request, slug), time_taken=_time_taken(request, slug))
 
@@ -187,6 +224,7 @@ def submit_answer(request, slug, part_id):
 @login_required
 @permission_required("grading.submit_attempt", raise_exception=True)
 @require_POST
+@_locked_page
 def run_examples(request, slug, part_id):
     """Run a code answer on the part's visible examples (queued like an answer, never scored)."""
     return _submit(request, slug, part_id, purpose=Attempt.Purpose.EXAMPLES)
@@ -194,9 +232,10 @@ def run_examples(request, slug, part_id):
 
 @login_required
 @permission_required("grading.submit_attempt", raise_exception=True)
+@_locked_page
 def attempt_status(request, attempt_id):
     """The verdict partial, polled while the attempt is graded; polling ends with 286."""
-    attempt = get_object_or_404(_practice_attempts(request.user), id=attempt_id)
+    attempt = _practice_attempt_or_404(request, attempt_id)
     response = render(request, f"{TEMPLATE}#verdict", selectors.verdict_context(attempt, part_id=attempt.part_id))
     if attempt.is_finished:
         response.status_code = HttpResponseStopPolling.status_code
@@ -206,9 +245,10 @@ def attempt_status(request, attempt_id):
 @login_required
 @permission_required("grading.submit_attempt", raise_exception=True)
 @require_POST
+@_locked_page
 def self_assess(request, attempt_id):
     """The candidate ticks the rubric items their explanation covered."""
-    attempt = get_object_or_404(_practice_attempts(request.user), id=attempt_id)
+    attempt = _practice_attempt_or_404(request, attempt_id)
     try:
         grading_services.attempt_self_assess(attempt, request.POST.getlist("item"))
     except grading_services.SubmitRefused as refusal:
@@ -221,5 +261,6 @@ def self_assess(request, attempt_id):
 @login_required
 @permission_required("grading.review_attempts", raise_exception=True)
 def review(request):
-    """Interviewers: the latest attempts of every candidate, with their verdicts."""
-    return render(request, "trainer/review.html", {"attempts": selectors.recent_attempts(limit=100)})
+    """Interviewers: the latest attempts in the interviews they sit on, and the practice
+    of candidates who share it (selectors.review_attempts says who sees what)."""
+    return render(request, "trainer/review.html", {"rows": selectors.review_attempts(request.user, limit=100)})

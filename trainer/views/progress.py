@@ -6,12 +6,14 @@ import json
 from django.contrib.auth.decorators import login_required, permission_required
 from django.core.serializers.json import DjangoJSONEncoder
 from django.http import HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.utils import timezone
+from django.views.decorators.http import require_POST
+from django.views.decorators.vary import vary_on_headers
 
 from questions.models import Topic
-from questions.selectors import released_questions
-from trainer import charts, selectors
+from questions.selectors import practice_bank
+from trainer import charts, selectors, services
 
 EXPORT_FIELDS = [
     ("id", "id"), ("created_at", "created_at"), ("question_version__question__slug", "question"),
@@ -25,12 +27,26 @@ EXPORT_FIELDS = [
 @permission_required("grading.submit_attempt", raise_exception=True)
 def dashboard(request):
     now = timezone.now()
-    questions = released_questions().select_related(None)  # listings need no version content
+    questions = practice_bank().select_related(None)  # listings need no version content
     data = selectors.dashboard(user=request.user, questions=questions, topics=Topic.choices, now=now)
+    data["shares_practice"] = selectors.shares_practice(request.user)
     data["bars"] = charts.mastery_bars(data["mastery"])
     data["chart_height"] = len(data["bars"]) * 26 + 8
     data["lines"] = charts.history_lines(data["history"], Topic.choices, start=data["history_start"], end=now)
     return render(request, "trainer/dashboard.html", data)
+
+
+@login_required
+@permission_required("grading.submit_attempt", raise_exception=True)
+@require_POST
+@vary_on_headers("HX-Request")
+def practice_sharing(request):
+    """Turn sharing the user's practice with interviewers on or off (`shared`: true/false)."""
+    shared = request.POST.get("shared") == "true"
+    services.practice_sharing_set(request.user, shared=shared)
+    if request.htmx:
+        return render(request, "trainer/dashboard.html#sharing", {"shares_practice": shared})
+    return redirect("dashboard")
 
 
 def _export_records(user):
@@ -39,6 +55,18 @@ def _export_records(user):
         taken = record["time_taken_seconds"]
         record["time_taken_seconds"] = None if taken is None else round(taken.total_seconds(), 1)
         yield record
+
+
+# A spreadsheet reads a cell starting with one of these as a formula (=HYPERLINK(...)
+# in a typed answer would run when the CSV is opened): OWASP's advice is to prefix such
+# text cells with a quote, which makes the spreadsheet show them as text.
+FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _spreadsheet_cell(value):
+    if isinstance(value, str) and value.startswith(FORMULA_TRIGGERS):
+        return "'" + value
+    return value
 
 
 @login_required
@@ -52,6 +80,6 @@ def export_attempts(request, fmt):
         response = HttpResponse(content_type="text/csv")
         writer = csv.DictWriter(response, fieldnames=[name for _, name in EXPORT_FIELDS])
         writer.writeheader()
-        writer.writerows(records)
+        writer.writerows({name: _spreadsheet_cell(value) for name, value in record.items()} for record in records)
     response["Content-Disposition"] = f'attachment; filename="attempts.{fmt}"'
     return response

@@ -201,3 +201,32 @@ def test_after_the_end_questions_stay_hidden_unless_solutions_are_shared(client,
     login_as(other_candidate)
     page = client.get(room_url(shared)).content
     assert b"Worked solution" in page and b"<form" not in page.split(b"<main>")[1]
+
+
+def test_a_closed_interviews_link_says_it_is_over_and_makes_no_guest(client, interview, interviewer,
+                                                                     django_user_model):
+    services.interview_end(interview=interview, ended_by=interviewer)  # before anyone joined
+    url = reverse("interview-join", args=[interview.invite_token])
+    page = client.get(url)
+    assert page.status_code == 403 and b'id="invite-closed"' in page.content and b'id="join"' not in page.content
+    users_before = django_user_model.objects.count()
+    response = client.post(url, {"name": "Mallory"})
+    assert response.status_code == 403 and b'id="invite-closed"' in response.content
+    assert django_user_model.objects.count() == users_before
+    interview.refresh_from_db()
+    assert interview.candidate is None and interview.invite_used_at is None
+
+
+def test_a_used_link_says_so_and_makes_no_guest(client, login_as, interview, candidate, other_candidate,
+                                                django_user_model):
+    services.invite_accept(token=interview.invite_token, user=candidate)
+    url = reverse("interview-join", args=[interview.invite_token])
+    users_before = django_user_model.objects.count()
+    response = client.post(url, {"name": "Mallory"})
+    assert response.status_code == 403 and b'id="invite-used"' in response.content
+    assert django_user_model.objects.count() == users_before
+    login_as(other_candidate)
+    response = client.post(url)
+    assert response.status_code == 403 and b'id="invite-used"' in response.content
+    interview.refresh_from_db()
+    assert interview.candidate == candidate

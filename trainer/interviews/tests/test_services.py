@@ -262,3 +262,42 @@ def test_close_expired_interviews_command_closes_only_expired_ones(interviewer, 
     assert running.status == Interview.Status.ACTIVE
     call_command("close_expired_interviews")  # safe to run twice
     assert InterviewEvent.objects.filter(interview=expired, kind=Kind.CLOSED).count() == 1
+
+
+def test_each_interview_draws_its_seeds_secretly_from_the_full_range(monkeypatch, interviewer, decode_question):
+    """The seed is the interview's secret: drawn by `secrets` over every seed, not by a
+    generator anyone could reseed or predict, so two interviews of one question differ."""
+    import random
+    import secrets
+
+    ranges, draw = [], secrets.randbelow
+
+    def randbelow(bound):
+        ranges.append(bound)
+        return draw(bound)
+
+    monkeypatch.setattr(services.secrets, "randbelow", randbelow)
+    seeds = []
+    for _ in range(3):
+        random.seed(1234)  # a predictable `random` state changes nothing
+        interview = make_interview(interviewer, decode_question)
+        seeds.append(first_question(interview).variant_seed)
+    assert ranges == [services.MAX_SEED] * 3 and services.MAX_SEED == 2**31 - 1
+    assert len(set(seeds)) == 3
+
+
+@pytest.mark.parametrize("joined_first", [False, True])
+def test_a_closed_interview_admits_no_one_and_makes_no_guest(interview, interviewer, candidate, other_candidate,
+                                                             django_user_model, joined_first):
+    if joined_first:
+        join(interview, candidate)
+    services.interview_end(interview=interview, ended_by=interviewer)
+    users_before = django_user_model.objects.count()
+    with pytest.raises(services.InterviewClosed):
+        services.invite_accept(token=interview.invite_token, guest_name="Mallory")
+    with pytest.raises(services.InterviewClosed):
+        join(interview, other_candidate)
+    assert django_user_model.objects.count() == users_before
+    interview.refresh_from_db()
+    assert interview.candidate == (candidate if joined_first else None)
+    assert kinds(interview).count(Kind.JOINED) == (1 if joined_first else 0)

@@ -54,7 +54,8 @@ def _room_url(interview: Interview, position: int) -> str:
 
 def interview_join(request, token):
     """The invitation link. GET shows what the interview is (never its questions); POST
-    uses the link, for the logged-in user or for a new guest identity, once."""
+    uses the link, for the logged-in user or for a new guest identity, once. A used
+    link, or any link of a closed interview, gets a page that says so (403)."""
     interview = Interview.objects.filter(invite_token=token).select_related("created_by").first()
     if interview is None:
         raise Http404("no such invitation")
@@ -62,7 +63,7 @@ def interview_join(request, token):
         return redirect("interview-room", interview_id=interview.id)
     form = GuestJoinForm(request.POST or None)
     error = ""
-    if request.method == "POST":
+    if request.method == "POST" and not interview.is_closed:
         user = request.user if request.user.is_authenticated else None
         if user is not None or form.is_valid():
             try:
@@ -77,10 +78,10 @@ def interview_join(request, token):
                 return redirect("interview-room", interview_id=interview.id)
     context = {
         "interview": interview, "form": form, "error": error,
-        "used": interview.invite_used_at is not None,
+        "used": interview.invite_used_at is not None, "closed": interview.is_closed,
         "question_count": interview.questions.count(),
     }
-    status = 403 if error or interview.invite_used_at is not None else 200
+    status = 403 if error or interview.invite_used_at is not None or interview.is_closed else 200
     return render(request, "interviews/join.html", context, status=status)
 
 
