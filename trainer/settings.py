@@ -5,9 +5,11 @@ on the filesystem (`filesystem://`, no server), DEBUG on. Point DATABASE_URL at
 PostgreSQL and CELERY_BROKER_URL at Redis and the same code is the production stack.
 """
 
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONCE, NONE, SELF
 
 from trainer.env import env_bool, env_int, env_list, env_str
 
@@ -32,11 +34,14 @@ INSTALLED_APPS = [
     "questions",
     "grading",
     "trainer.interviews",
+    "axes",
+    "csp",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -44,6 +49,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as axes requires: it turns a login that its backend refused into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "trainer.urls"
@@ -87,6 +94,11 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 DATA_UPLOAD_MAX_MEMORY_SIZE = 512 * 1024
 
 # --- Auth -----------------------------------------------------------------------------
+# axes' backend goes first: it refuses a locked-out login before any password is checked.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -96,6 +108,25 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "question-list"
 LOGOUT_REDIRECT_URL = "login"
+
+# --- Login throttling (django-axes) ------------------------------------------------------
+# Failed logins are counted per username and, separately, per client address, and either
+# count at the limit locks: 40 guesses at one account from many addresses, or at many
+# accounts from one address, are both stopped. (A nested [["username", "ip_address"]]
+# would count the pair only, which a botnet or a username list walks straight past.)
+# The lock lifts by itself after the cool-off; a try while locked restarts the wait, so
+# hammering never gets through. A successful login forgives that account's failures only
+# (trainer.login_throttle). Admins can lift a lock early (`manage.py axes_reset_username`,
+# `axes_reset_ip`).
+# The address is REMOTE_ADDR: in compose gunicorn faces the clients. Behind a reverse
+# proxy every client would share its address: configure axes' AXES_IPWARE_* then.
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_COOL_OFF_MINUTES", 15))
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = True
+AXES_RESET_ON_SUCCESS = True
+AXES_HANDLER = "trainer.login_throttle.AccountResetHandler"
+AXES_LOCKOUT_CALLABLE = "trainer.login_throttle.lockout_response"
 
 # --- Static files ---------------------------------------------------------------------
 STATIC_URL = "static/"
@@ -166,6 +197,31 @@ WORKER_HEARTBEAT_MAX_AGE = env_int("WORKER_HEARTBEAT_MAX_AGE", 45)
 CELERY_BEAT_SCHEDULE_FILENAME = env_str("CELERY_BEAT_SCHEDULE_FILENAME", str(VAR_DIR / "celerybeat-schedule"))
 
 HEALTHCHECK_BROKER_TIMEOUT = env_int("HEALTHCHECK_BROKER_TIMEOUT", 2)
+
+# --- Content-Security-Policy (django-csp) -----------------------------------------------
+# Scripts and stylesheets come only from our own origin: there is no inline <script>,
+# style="" or on*= handler in the templates, and htmx runs with allowEval off and its
+# indicator styles in app.css (base.html's htmx-config). The one exception is CodeMirror,
+# which writes its theme into a <style> element at run time: the page gives the editor's
+# script tag the request's nonce and the editor passes it on (frontend/editor), hence
+# NONCE in style-src. django-csp sends the nonce only on pages that rendered it.
+# Django 5.2's admin (the authoring pages) has no inline script or style either and
+# works under this policy unchanged (trainer/tests/test_csp.py checks it in Chromium).
+# With DEBUG on, django-htmx's overlay for a failed htmx request shows Django's error
+# page without running its scripts (it would eval them); open the failing URL itself to
+# see it whole: django-csp leaves DEBUG's 404 and 500 pages without a policy.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF, NONCE],
+        "img-src": [SELF, "data:"],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "frame-ancestors": [NONE],
+        "form-action": [SELF],
+    },
+}
 
 # --- Production hardening --------------------------------------------------------------
 if not DEBUG:

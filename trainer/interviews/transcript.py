@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from grading.models import Attempt
 from questions.schema import Question
+from trainer.interviews import markdown_safe as md
 from trainer.interviews import selectors
 from trainer.interviews.models import RATING_DIMENSIONS, Interview, InterviewEvent, Scorecard
 
@@ -175,61 +176,74 @@ def run_outcome(entry: selectors.TimelineEntry) -> str:
     return "ran the visible examples"
 
 
-def _fenced(text: str, language: str) -> list[str]:
-    return ["", f"  ```{language}", *[f"  {line}" for line in text.splitlines()], "  ```"]
+def _add_text(lines: list[str], text, separator: str = ": ") -> None:
+    """Typed prose (a note, a grader's feedback): on the entry's own line when it is one
+    line, else as a text block under it (markdown_safe says why either is safe)."""
+    if md.is_one_line(text):
+        lines[0] += separator + md.text(text)
+    else:
+        lines += md.fence(text, "text")
 
 
 def _event_markdown(entry: selectors.TimelineEntry) -> list[str]:
+    """One timeline entry as a list item. Everything typed or produced from typed input
+    (answers, code, output, notes, feedback, names) goes through markdown_safe."""
     event, data = entry.event, entry.event.data
-    where = f" Q{entry.question.position}" + (f"/{event.part_id}" if event.part_id else "") if entry.question else ""
+    where = ""
+    if entry.question:
+        where = f" Q{entry.question.position}" + (f"/{md.text(event.part_id)}" if event.part_id else "")
     head = f"- `{entry.offset or event.at.strftime('%H:%M:%S')}` **{event.get_kind_display()}**{where}"
     if event.actor:
-        head += f" ({event.actor.username})"
+        head += f" ({md.text(event.actor.username)})"
     lines = [head]
     if event.kind in (Kind.ANSWER, Kind.ANSWER_INVALID):
         answer = data.get("answer", "")
-        if "\n" in answer:
-            lines += ["", "  ```", *[f"  {line}" for line in answer.splitlines()], "  ```"]
+        if md.is_one_line(answer):
+            lines[0] += f": {md.code(answer)}"
         else:
-            lines[0] += f": `{answer}`"
+            lines += md.fence(answer)
         if event.kind == Kind.ANSWER_INVALID:
-            lines.append(f"  - unreadable, no attempt used: {data.get('feedback', '')}")
+            lines.append(f"  - unreadable, no attempt used: {md.text(data.get('feedback', ''))}")
         elif entry.attempt is not None:
             verdict = {True: "correct", False: "wrong", None: "recorded"}[entry.attempt.correct]
             lines.append(f"  - {entry.attempt.status}: {verdict}, score {entry.attempt.score}")
     elif event.kind == Kind.VERDICT:
-        lines[0] += f": score {data.get('score')}" + (f". {data['feedback']}" if data.get("feedback") else "")
+        lines[0] += f": score {data.get('score')}"
+        if data.get("feedback"):
+            _add_text(lines, data["feedback"], separator=". ")
     elif event.kind == Kind.HINT:
         lines[0] += f": hint {data.get('index', 0) + 1}"
     elif event.kind == Kind.NOTE:
-        lines[0] += f": {data.get('text', '')}"
+        _add_text(lines, data.get("text", ""))
     elif event.kind == Kind.CODE_RUN:
-        lines[0] += f": {run_outcome(entry)}"
-        lines += _fenced(data.get("source", ""), "python")
+        _add_text(lines, run_outcome(entry))
+        lines += md.fence(data.get("source", ""), "python")
         output = (entry.attempt.verdict or {}).get("feedback", "") if entry.attempt else ""
         if output:
-            lines += _fenced(output, "text")
+            lines += md.fence(output, "text")
     elif event.kind == Kind.CLOSED:
-        lines[0] += f": {data.get('reason', '')}"
+        _add_text(lines, data.get("reason", ""))
     if entry.diff:
-        lines += ["", "  ```diff", *[f"  {line}" for line in entry.diff], "  ```"]
+        lines += md.fence("\n".join(entry.diff), "diff")
     return lines
 
 
 def export_markdown(interview: Interview) -> str:
-    """The transcript and the submitted scorecards as a Markdown document."""
+    """The transcript and the submitted scorecards as a Markdown document. The only
+    structure in it is ours: typed text cannot add a heading or end a fence."""
     entries = selectors.timeline(interview)
     attach_code_diffs(entries)
     lines = [
-        f"# {interview.title}", "",
-        f"- Candidate: {interview.candidate.username if interview.candidate else 'not joined'}",
-        f"- Interviewer: {interview.created_by.username}",
+        f"# {md.text(interview.title)}", "",
+        f"- Candidate: {md.text(interview.candidate.username) if interview.candidate else 'not joined'}",
+        f"- Interviewer: {md.text(interview.created_by.username)}",
         f"- Time limit: {interview.time_limit_minutes} min; status: {interview.get_status_display()}",
         "", "## Questions", "",
     ]
     for score in selectors.question_scores(interview):
         auto = "no auto-graded parts" if score.auto_score is None else f"auto-graded score {score.auto_score:.2f}"
-        lines.append(f"{score.question.position}. {score.title} (variant {score.question.variant_seed}): {auto}")
+        title = md.text(score.title)
+        lines.append(f"{score.question.position}. {title} (variant {score.question.variant_seed}): {auto}")
     lines += ["", "## Timeline", ""]
     for entry in entries:
         lines += _event_markdown(entry)
@@ -238,11 +252,11 @@ def export_markdown(interview: Interview) -> str:
     if not scorecards:
         lines.append("No scorecard submitted yet.")
     for scorecard in scorecards:
-        lines += [f"### {scorecard.interviewer.username}: {scorecard.get_recommendation_display()}", ""]
+        lines += [f"### {md.text(scorecard.interviewer.username)}: {scorecard.get_recommendation_display()}", ""]
         lines += [f"- {label}: {value}/4" for _, label, value in scorecard.ratings()]
         ticks = _scorecard_json(scorecard)["rubric_ticked"]
-        lines.append(f"- Rubric items covered: {', '.join(ticks) if ticks else 'none'}")
+        lines.append(f"- Rubric items covered: {md.text(', '.join(ticks)) if ticks else 'none'}")
         if scorecard.notes:
-            lines += ["", scorecard.notes]
+            lines += md.fence(scorecard.notes, "text", indent="")
         lines.append("")
     return "\n".join(lines) + "\n"

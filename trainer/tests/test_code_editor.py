@@ -11,6 +11,7 @@ import pytest
 
 from conftest import PASSWORD
 from grading.models import Attempt
+from trainer.tests.csp_watch import assert_no_csp_violations, watch_csp
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -74,7 +75,12 @@ def code_question(db, tmp_path, monkeypatch):
 
 
 @pytest.fixture
-def code_page(live_server, page, candidate, code_question):
+def csp_violations(page):
+    return watch_csp(page)
+
+
+@pytest.fixture
+def code_page(live_server, page, csp_violations, candidate, code_question):
     page.goto(f"{live_server.url}/accounts/login/")
     page.fill("#id_username", candidate.username)
     page.fill("#id_password", PASSWORD)
@@ -158,6 +164,21 @@ def test_textareas_that_htmx_swaps_in_get_an_editor(code_page):
     code_page.locator("#swap-target .cm-editor").wait_for()
     assert code_page.locator("#late").is_hidden()
     assert code_page.evaluate('document.querySelector("#late").editorView.state.doc.toString()') == "print(1)"
+
+
+def test_the_editor_works_under_the_content_security_policy(code_page, csp_violations):
+    """CodeMirror's theme is a <style> element it writes at run time: it carries the
+    page's nonce, and nothing the page does is refused by the policy."""
+    _clear_editor(code_page)
+    code_page.keyboard.type("def echo(x):\n")
+    code_page.keyboard.type("return x")
+    assert_no_csp_violations(code_page, csp_violations)
+    assert code_page.evaluate("""() => {
+        const style = [...document.querySelectorAll("head style")].find((s) => s.textContent.includes(".cm-scroller"));
+        return Boolean(style && style.nonce);
+    }""")
+    # The theme applied: the editor has its border, which only that <style> gives it.
+    assert code_page.locator("#part-echo .cm-editor").evaluate("e => getComputedStyle(e).borderTopStyle") == "solid"
 
 
 def test_only_pages_with_code_load_the_editor_once(login_as, candidate, code_question, decode_question):

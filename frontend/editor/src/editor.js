@@ -20,6 +20,11 @@ const SELECTOR = "textarea.code";
 const INDENT_WIDTH = 4;
 const LINE_HEIGHT = 1.45; // em; also sizes the editor from the textarea's rows
 const MONOSPACE = 'ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace';
+// CodeMirror writes its styles into a <style> element, which the site's
+// Content-Security-Policy admits only with the page's nonce: the page gives this
+// script's tag that nonce, and the editor puts it on the <style>. Read it now, while
+// this script is the current one.
+const CSP_NONCE = document.currentScript?.nonce || "";
 
 // Tab with nothing selected types spaces up to the next indent stop, as in a code
 // editor; with a selection it indents the selected lines.
@@ -107,6 +112,7 @@ export function mount(textarea) {
         EditorView.editable.of(editable),
         EditorView.contentAttributes.of({ "aria-label": label(textarea) }),
         theme(Number(textarea.getAttribute("rows")) || 12),
+        ...(CSP_NONCE ? [EditorView.cspNonce.of(CSP_NONCE)] : []),
         textareaSync(textarea),
       ],
     }),

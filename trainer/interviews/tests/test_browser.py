@@ -21,6 +21,7 @@ from trainer.celery import app as celery_app
 from trainer.interviews import services
 from trainer.interviews.models import Interview, InterviewEvent, Scorecard
 from trainer.interviews.tests.conftest import code_solution
+from trainer.tests.csp_watch import assert_no_csp_violations, watch_csp
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -56,6 +57,9 @@ def test_interview_from_invitation_to_scorecard(live_server, two_people, intervi
                                                 runnable_code_question, grading_worker):
     host, guest = two_people
     base = live_server.url
+    # Every page either of them sees (room, live page, transcript with playback, scorecard)
+    # runs under the Content-Security-Policy without a refusal.
+    host_csp, guest_csp = watch_csp(host), watch_csp(guest)
 
     # The interviewer sets up: two questions picked from the bank through the filters.
     log_in(host, base, interviewer.username)
@@ -161,3 +165,5 @@ def test_interview_from_invitation_to_scorecard(live_server, two_people, intervi
     for kind in ("joined", "started", "question_opened", "answer", "verdict", "hint", "note", "code_snapshot",
                  "code_run", "closed"):
         assert kind in kinds, kind
+    assert_no_csp_violations(host, host_csp)
+    assert_no_csp_violations(guest, guest_csp)
