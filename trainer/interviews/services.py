@@ -20,6 +20,7 @@ from django.utils import timezone
 from grading import services as grading_services
 from grading.models import Attempt
 from grading.kinds.base import SpecError
+from grading.storable import bounded_prefix, storable
 from questions.schema import Question
 from trainer.interviews import selectors
 from trainer.interviews.models import (
@@ -36,6 +37,9 @@ from trainer.interviews.models import (
 MAX_SEED = 2**31 - 1
 MAX_SOURCE_CHARS = 64 * 1024  # the code kind's own cap; a bigger snapshot is refused, not cut
 MAX_NOTE_CHARS = 10_000
+# An unreadable answer is kept in the record only this far: it costs no attempt, so
+# nothing stops a candidate sending many, and the live timeline sends them on every poll.
+MAX_UNREADABLE_KEPT = 2_000
 Kind = InterviewEvent.Kind
 
 
@@ -65,7 +69,7 @@ def event_append(interview_id: int, kind: str, *, actor=None, question=None, par
         sequence = Interview.objects.filter(id=interview_id).values_list("last_sequence", flat=True).get()
         return InterviewEvent.objects.create(
             interview_id=interview_id, sequence=sequence, kind=kind, actor=actor, question=question,
-            part_id=part_id, data=data or {},
+            part_id=part_id, data=storable(data or {}),  # typed text and sandbox output: no NUL
         )
 
 
@@ -272,8 +276,10 @@ def answer_submit(*, interview: Interview, user, question: InterviewQuestion, pa
             answer=answer, hints_used=selectors.hints_taken(question), time_taken=selectors.time_on_question(question),
         )
         if result.attempt is None:
+            kept, cut = bounded_prefix(answer, MAX_UNREADABLE_KEPT)
             event_append(interview.id, Kind.ANSWER_INVALID, actor=user, question=question, part_id=part_id,
-                         data={"answer": answer, "feedback": result.verdict.feedback})
+                         data={"answer": kept, "answer_chars": len(answer), "cut": cut,
+                               "feedback": result.verdict.feedback})
         else:
             InterviewAttempt.objects.create(attempt=result.attempt, question=question)
             event_append(interview.id, Kind.ANSWER, actor=user, question=question, part_id=part_id,

@@ -204,6 +204,8 @@ def _event_markdown(entry: selectors.TimelineEntry) -> list[str]:
             lines += md.fence(answer)
         if event.kind == Kind.ANSWER_INVALID:
             lines.append(f"  - unreadable, no attempt used: {md.text(data.get('feedback', ''))}")
+            if data.get("cut"):
+                lines.append(f"  - only its first {len(answer):,} of {data.get('answer_chars', 0):,} characters were kept")
         elif entry.attempt is not None:
             verdict = {True: "correct", False: "wrong", None: "recorded"}[entry.attempt.correct]
             lines.append(f"  - {entry.attempt.status}: {verdict}, score {entry.attempt.score}")
