@@ -15,12 +15,12 @@ from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 
 from grading.kinds.base import AnswerKind, PartSpec, SpecError
-from grading.registry import get_kind, kinds, register
+from grading.registry import get_kind, kinds, kinds_with
 from grading.verdict import Verdict
 
 __all__ = [
     "AnswerKind", "PartSpec", "SpecError", "Verdict", "answer_values", "get_kind", "grade",
-    "interpret", "kinds", "load_part", "register",
+    "interpret", "kinds", "kinds_with", "load_part",
 ]
 
 logger = logging.getLogger(__name__)

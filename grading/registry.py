@@ -1,44 +1,77 @@
-"""Answer kinds by name: ``register`` a class, ``get_kind(name)`` its instance."""
+"""Answer kinds by name: a lazy registry of dotted paths.
+
+Each kind is one package under ``grading/kinds/`` (its spec, grading, validation,
+capabilities and templates). ``KIND_PATHS`` lists them; a kind's module is imported the
+first time it is asked for, so naming a kind costs nothing until it is used. Everything
+outside a kind's package asks this registry, by capability, and never tests a kind's
+name (``kinds_with``).
+"""
 
 from __future__ import annotations
 
+import importlib
+import threading
+from pathlib import Path
+
 from grading.kinds.base import AnswerKind, SpecError
 
+# Adding a kind: its package, and one line here.
+KIND_PATHS: dict[str, str] = {
+    "numeric": "grading.kinds.numeric.NumericKind",
+    "formula": "grading.kinds.formula.FormulaKind",
+    "explain": "grading.kinds.explain.ExplainKind",
+    "code": "grading.kinds.code.CodeKind",
+    "kernel": "grading.kinds.kernel.KernelKind",
+}
+
 _KINDS: dict[str, AnswerKind] = {}
+_LOCK = threading.Lock()
 
 
-def register(kind_class: type[AnswerKind]) -> type[AnswerKind]:
-    """Class decorator: make ``kind_class`` available as ``get_kind(kind_class.name)``.
-    Registering a second class under a taken name is an error (two plug-ins would
-    silently fight over the same parts)."""
-    name = getattr(kind_class, "name", None)
-    if not isinstance(name, str) or not name:
-        raise TypeError(f"{kind_class.__name__} needs a non-empty class attribute 'name'")
-    existing = _KINDS.get(name)
-    if existing is not None and type(existing) is not kind_class:
-        raise ValueError(f"answer kind {name!r} is already registered "
-                         f"by {type(existing).__name__}")
-    _KINDS[name] = kind_class()
-    return kind_class
+def _load(name: str) -> AnswerKind:
+    module_path, _, class_name = KIND_PATHS[name].rpartition(".")
+    kind_class = getattr(importlib.import_module(module_path), class_name)
+    if getattr(kind_class, "name", None) != name:
+        raise TypeError(f"{KIND_PATHS[name]} must have name = {name!r}")
+    return kind_class()
 
 
 def get_kind(name: str) -> AnswerKind:
-    """The registered kind called ``name``. Raises ``SpecError`` (key ``kind``) for an
-    unknown name, listing the known ones."""
-    _load_builtin_kinds()
-    try:
+    """The kind called ``name`` (one instance per process). Raises ``SpecError`` (key
+    ``kind``) for an unknown name, listing the known ones."""
+    kind = _KINDS.get(name) if isinstance(name, str) else None
+    if kind is not None:
+        return kind
+    if not isinstance(name, str) or name not in KIND_PATHS:
+        raise SpecError(f"unknown answer kind {name!r} (known: {', '.join(kinds())})", "kind")
+    with _LOCK:
+        if name not in _KINDS:
+            _KINDS[name] = _load(name)
         return _KINDS[name]
-    except (KeyError, TypeError):
-        raise SpecError(f"unknown answer kind {name!r} (known: {', '.join(kinds())})",
-                        "kind") from None
 
 
 def kinds() -> list[str]:
-    """Names of every registered kind, sorted."""
-    _load_builtin_kinds()
-    return sorted(_KINDS)
+    """Names of every kind, sorted."""
+    return sorted(KIND_PATHS)
 
 
-def _load_builtin_kinds() -> None:
-    # Importing the package registers numeric, formula and explain.
-    import grading.kinds  # noqa: F401
+def kinds_with(capability: str) -> list[str]:
+    """Names of the kinds whose ``capability`` (a class attribute of ``AnswerKind``,
+    such as ``runs_in_sandbox``) is true, sorted."""
+    if not hasattr(AnswerKind, capability):
+        raise AttributeError(f"AnswerKind has no capability {capability!r}")
+    return [name for name in kinds() if getattr(get_kind(name), capability)]
+
+
+def template_dirs() -> list[Path]:
+    """Each kind package's ``templates/`` folder, for Django's template loader: a kind
+    owns its answer form and verdict partials (``kinds/<name>/....html``)."""
+    dirs = []
+    for dotted in KIND_PATHS.values():
+        module_path = dotted.rpartition(".")[0]
+        spec = importlib.util.find_spec(module_path)
+        if spec is not None and spec.submodule_search_locations:
+            folder = Path(next(iter(spec.submodule_search_locations))) / "templates"
+            if folder.is_dir():
+                dirs.append(folder)
+    return dirs

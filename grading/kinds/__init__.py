@@ -1,3 +1,2 @@
-"""Answer kinds. Importing this package registers the built-in kinds."""
-
-from grading.kinds import code, explain, formula, kernel, numeric  # noqa: F401  (registers them)
+"""Answer kinds: one package each (``grading/kinds/<name>/``), listed by dotted path in
+``grading.registry.KIND_PATHS`` and loaded on first use. ``base`` is the contract."""

@@ -6,7 +6,7 @@ import pytest
 
 import grading
 from grading.kinds.base import AnswerKind, SpecError
-from grading.registry import get_kind, kinds, register
+from grading.registry import KIND_PATHS, get_kind, kinds, kinds_with
 from grading.verdict import Verdict
 
 
@@ -44,18 +44,17 @@ def test_unknown_kind_is_a_spec_error():
     assert caught.value.key == "kind"
 
 
-def test_a_second_class_cannot_take_a_registered_name():
-    class Impostor(AnswerKind):
-        name = "numeric"
+def test_every_listed_kind_loads_lazily_as_its_own_class():
+    for name, dotted in KIND_PATHS.items():
+        kind = get_kind(name)
+        assert kind.name == name and f"{type(kind).__module__}.{type(kind).__name__}" == dotted
+        assert get_kind(name) is kind  # one instance per process
 
-        def load_spec(self, raw): ...
-        def interpret(self, spec, text, context): ...
-        def grade(self, spec, text, context): ...
-        def reference_answer(self, spec, context): ...
-        def mistake_answers(self, spec, context): ...
 
-    with pytest.raises(ValueError, match="already registered"):
-        register(Impostor)
+def test_kinds_are_asked_by_capability():
+    assert kinds_with("runs_in_sandbox") == ["code", "kernel"]
+    with pytest.raises(AttributeError):
+        kinds_with("is_shiny")
 
 
 def test_grade_accepts_raw_parts_and_loaded_specs():

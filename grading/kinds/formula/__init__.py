@@ -59,7 +59,6 @@ from grading.kinds.base import (
     load_mistakes,
     require_text,
 )
-from grading.registry import register
 from grading.units import Quantity, describe_dimension, dimensionality_of, parse_unit
 from grading.verdict import Verdict
 
@@ -197,7 +196,6 @@ def _constant_ratio(candidate: tuple, reference: tuple) -> float | None:
     return None
 
 
-@register
 class FormulaKind(AnswerKind):
     """``formula`` parts (FORMAT.md): ``symbols`` ({name: {description, range,
     integer?, unit?}}), ``answer`` and ``mistakes`` (formulas over the symbols)."""

@@ -32,7 +32,6 @@ from grading.kinds.base import (
     optional_number,
     require_text,
 )
-from grading.registry import register
 from grading.units import (
     ureg,
     DisplayUnit,
@@ -127,7 +126,6 @@ def _number_text(value: float) -> str:
     return repr(float(value))
 
 
-@register
 class NumericKind(AnswerKind):
     """``numeric`` parts (FORMAT.md): ``answer``, ``unit``, ``rtol``, ``atol``,
     ``partial``, ``mistakes``."""

@@ -24,7 +24,6 @@ from grading.judge.contract import JudgeNotFound, judge_path, load_judge
 from grading.judge.feedback import GroupSpec, verdict_from_report
 from grading.judge.runner import Outcome, judge_submission
 from grading.kinds.base import JUDGE_SEED_KEY, AnswerKind, PartSpec, SpecError, common_fields, require_text
-from grading.registry import register
 from grading.verdict import Verdict
 
 MAX_SOURCE_BYTES = 64 * 1024
@@ -74,7 +73,6 @@ class CodeSpec(PartSpec):
         return {**DEFAULT_LIMITS, **dict(self.limits)}
 
 
-@register
 class CodeKind(AnswerKind):
     """``code`` parts (FORMAT.md, "code parts")."""
 

@@ -8,7 +8,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from grading.kinds.base import AnswerKind, PartSpec, SpecError, common_fields, require_text
-from grading.registry import register
 from grading.verdict import Verdict
 
 MAX_EXPLANATION_CHARACTERS = 10_000
@@ -27,7 +26,6 @@ class ExplainSpec(PartSpec):
     model_answer: str = ""
 
 
-@register
 class ExplainKind(AnswerKind):
     """``explain`` parts (FORMAT.md): ``rubric`` (list of {id, text}) and
     ``model_answer``. The engine only checks that something was written; the candidate

@@ -35,7 +35,6 @@ from grading.kinds.code import (
     sandbox_unavailable_reason,
     submission_seed,
 )
-from grading.registry import register
 from grading.verdict import Verdict
 
 # Under the interpreter: a cold sandbox imports torch and triton (seconds) and the
@@ -78,7 +77,6 @@ class KernelSpec(PartSpec):
         return next(solution.code for solution in self.solutions if solution.verdict == "accepted")
 
 
-@register
 class KernelKind(AnswerKind):
     """``kernel`` parts (FORMAT.md, "kernel parts")."""
 
