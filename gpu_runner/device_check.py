@@ -74,7 +74,7 @@ def kernel_parts():
 
 def check_part(slug: str, spec, judge, limits, runner=None) -> list[RunLine]:
     from gpu_runner.process import plain_runner
-    from gpu_runner.runner import judge_kernel
+    from grading.kinds.kernel.judging import judge_kernel
 
     def run(source: str, **options):
         started = time.monotonic()

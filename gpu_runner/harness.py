@@ -1,12 +1,12 @@
 """The kernel harness: runs INSIDE the sandbox (a fresh process per run), next to the
 candidate's ``solution.py``.
 
-Usage (gpu_runner.runner does this): ``python kernel_harness.py OUT_DIR`` with these
-files in the working directory: ``kernel_plan.json`` (what to do), ``cases.json`` and
-the input ``.npy`` files (``grading.judge.cases.encode_cases``), ``judge_harness.py``
-(``grading/judge/harness.py``: its result encoding is reused, so the host reads kernel
-outputs with the code judge's ``decode_output``), and ``timing.py``
-(``gpu_runner/timing.py``: the stopping rule).
+Usage (``grading.kinds.kernel.judging`` does this): ``python kernel_harness.py OUT_DIR``
+with these files in the working directory: ``kernel_plan.json`` (what to do),
+``cases.json`` and the input ``.npy`` files (``grading.judge.cases.encode_cases``),
+``judge_harness.py`` (``grading/judge/harness.py``: its result encoding is reused, so
+the host reads kernel outputs with the code judge's ``decode_output``), and
+``timing.py`` (``gpu_runner/timing.py``: the stopping rule).
 
 The plan's ``mode`` is ``interpret`` (Triton's interpreter on the CPU: correctness only)
 or ``gpu``. On a GPU the harness checks correctness, times the ``timed`` shapes, then

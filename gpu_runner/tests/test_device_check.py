@@ -6,9 +6,10 @@ import pytest
 
 from gpu_runner import device_check
 from gpu_runner.devices import DeviceReading
-from gpu_runner.runner import KernelOutcome, KernelReport, ShapeTiming
 from gpu_runner.timing import Peak, judge_speed
 from grading.judge.runner import JudgeReport, Outcome
+from grading.kinds.kernel import judging
+from grading.kinds.kernel.judging import KernelOutcome, KernelReport, ShapeTiming
 
 H200 = Peak(4.8e12, 989.4e12)
 
@@ -46,7 +47,7 @@ def scripted(monkeypatch, by_source):
         calls.append((verdict, options.get("timed", True), options.get("do_bench", False)))
         return by_source[verdict](source=source, **options)
 
-    monkeypatch.setattr("gpu_runner.runner.judge_kernel", judge_kernel)
+    monkeypatch.setattr(judging, "judge_kernel", judge_kernel)
     return calls
 
 
@@ -109,7 +110,7 @@ def test_sandbox_mode_sends_every_run_through_the_gpu_sandbox(monkeypatch, softm
         runners.append(options["run"])
         return answer(**options)
 
-    monkeypatch.setattr("gpu_runner.runner.judge_kernel", judge_kernel)
+    monkeypatch.setattr(judging, "judge_kernel", judge_kernel)
     device_check.main([*softmax_only, "--sandbox"])
     assert len(runners) == 4 and all(run is gpu_sandbox for run in runners)
     runners.clear()

@@ -2,7 +2,7 @@
 launches it; it is graded for correctness anywhere and for speed on a GPU.
 
 ``interpret`` only reads the text (the code kind's checks, plus a ``@triton.jit``
-function). ``grade`` runs it through ``gpu_runner.runner.judge_kernel`` in a fresh
+function). ``grade`` runs it through ``grading.kinds.kernel.judging.judge_kernel`` in a fresh
 sandboxed process on hidden cases drawn from a secret seed (``context["judge_seed"]``
 when the caller fixes one). Where it runs:
 
@@ -13,7 +13,7 @@ when the caller fixes one). Where it runs:
   correctness on the full shapes before and after timing, then speed against the
   catalogue peak of the detected GPU, next to the reference kernel's.
 
-The verdict's name (``gpu_runner.runner.KernelOutcome``) is ``Verdict.mistake``.
+The verdict's name (``grading.kinds.kernel.judging.KernelOutcome``) is ``Verdict.mistake``.
 FORMAT.md, "kernel parts", is the spec format.
 """
 
@@ -64,7 +64,7 @@ class KernelSpec(PartSpec):
     entrypoint: str = ""
     judge: str = ""
     starter: str = ""
-    speed: object = None  # gpu_runner.runner.SpeedSpec
+    speed: object = None  # grading.kinds.kernel.judging.SpeedSpec
     solutions: tuple[KernelSolution, ...] = ()
     limits: tuple[tuple[str, float], ...] = ()
 
@@ -109,7 +109,7 @@ class KernelKind(AnswerKind):
         if unavailable:
             return Verdict.invalid(f"Kernels cannot be run on this server right now ({unavailable}); "
                                    "this answer was not graded.", reading)
-        from gpu_runner.feedback import verdict_from_kernel_report
+        from grading.kinds.kernel.feedback import verdict_from_kernel_report
         from grading.sandbox import SandboxError
 
         on_gpu, note = grading_place()
@@ -132,7 +132,7 @@ class KernelKind(AnswerKind):
 
     def validate_part(self, spec: KernelSpec, context: Mapping) -> list[str]:
         """The judge's cases and every example solution under Triton's interpreter
-        (``gpu_runner.validation``); speed is checked by ``gpu_runner.device_check``."""
+        (``grading.kinds.kernel.validation``); speed is checked by ``gpu_runner.device_check``."""
         return validate_kernel_part(spec, context)
 
 
@@ -156,16 +156,16 @@ def grading_place() -> tuple[bool, str]:
 
 def run_kernel(spec: KernelSpec, source: str, seed: int, on_gpu: bool, *, run=None, **options):
     """``judge_kernel`` for this part; ``run`` defaults to the sandbox."""
-    from gpu_runner.problem import KernelJudge
+    from grading.kinds.kernel.problem import KernelJudge
     from gpu_runner.process import sandbox_runner
-    from gpu_runner.runner import judge_kernel
+    from grading.kinds.kernel.judging import judge_kernel
 
     try:
         judge = load_judge(spec.judge, spec.id)
     except JudgeNotFound as error:
         raise SpecError(str(error), "judge") from None
     if not isinstance(judge, KernelJudge):
-        raise SpecError("the judge must be a gpu_runner.problem.KernelJudge", "judge")
+        raise SpecError("the judge must be a grading.kinds.kernel.problem.KernelJudge", "judge")
     return judge_kernel(judge=judge, source=source, entrypoint=spec.entrypoint, seed=seed, speed=spec.speed,
                         on_gpu=on_gpu, run=run or sandbox_runner(on_gpu), limits=sandbox_limits(spec, on_gpu),
                         reference_source=spec.reference_source, **options)
@@ -218,7 +218,7 @@ _TRITON_DECORATORS = frozenset({"triton.jit", "jit", "triton.autotune", "autotun
 
 
 def _load_speed(raw: Mapping):
-    from gpu_runner.runner import SpeedSpec
+    from grading.kinds.kernel.judging import SpeedSpec
 
     item = raw.get("speed")
     if not isinstance(item, Mapping) or not {"metric", "threshold"} <= set(item) <= {"metric", "threshold", "peak", "share"}:
@@ -257,7 +257,7 @@ def _load_solutions(raw: Mapping, entrypoint: str) -> tuple[KernelSolution, ...]
 
 
 def validate_kernel_part(spec, context: Mapping, **options) -> list[str]:
-    """Every problem with a kernel part: see ``gpu_runner.validation``."""
-    from gpu_runner.validation import validate_kernel_part as validate
+    """Every problem with a kernel part: see ``grading.kinds.kernel.validation``."""
+    from grading.kinds.kernel.validation import validate_kernel_part as validate
 
     return validate(spec, context, **options)

@@ -9,7 +9,7 @@ NumPy softmax attention with scale 1/sqrt(D), causal when asked (query i sees ke
 import numpy as np
 
 from grading.judge import Case, Tolerance
-from gpu_runner.problem import KernelJudge, TensorRecipe, TimedShape
+from grading.kinds.kernel.problem import KernelJudge, TensorRecipe, TimedShape
 from gpu_runner.timing import Work
 
 

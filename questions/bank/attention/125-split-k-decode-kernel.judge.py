@@ -11,7 +11,7 @@ reference is float64 NumPy over the float16 inputs.
 import numpy as np
 
 from grading.judge import Case, Tolerance
-from gpu_runner.problem import KernelJudge, TensorRecipe, TimedShape
+from grading.kinds.kernel.problem import KernelJudge, TensorRecipe, TimedShape
 from gpu_runner.timing import Work
 
 

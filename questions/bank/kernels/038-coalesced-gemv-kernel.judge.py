@@ -9,7 +9,7 @@ precision differ from it.
 import numpy as np
 
 from grading.judge import Case
-from gpu_runner.problem import KernelJudge, TensorRecipe, TimedShape, check_sum_of_products
+from grading.kinds.kernel.problem import KernelJudge, TensorRecipe, TimedShape, check_sum_of_products
 from gpu_runner.timing import Work
 
 

@@ -9,7 +9,7 @@ tiny values where eps is a large part of the mean square, one a row of zeros.
 import numpy as np
 
 from grading.judge import Case, Tolerance
-from gpu_runner.problem import KernelJudge, TensorRecipe, TimedShape
+from grading.kinds.kernel.problem import KernelJudge, TensorRecipe, TimedShape
 from gpu_runner.timing import Work
 
 EPS = 1e-5

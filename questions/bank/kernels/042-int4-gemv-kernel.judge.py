@@ -9,7 +9,7 @@ the even k in the low nibble. The reference dequantizes in float64.
 import numpy as np
 
 from grading.judge import Case
-from gpu_runner.problem import KernelJudge, TensorRecipe, TimedShape, check_sum_of_products
+from grading.kinds.kernel.problem import KernelJudge, TensorRecipe, TimedShape, check_sum_of_products
 from gpu_runner.timing import Work
 
 

@@ -11,7 +11,7 @@ that falls in one is masked whole.
 import numpy as np
 
 from grading.judge import Case, Tolerance
-from gpu_runner.problem import KernelJudge, TensorRecipe, TimedShape
+from grading.kinds.kernel.problem import KernelJudge, TensorRecipe, TimedShape
 from gpu_runner.timing import Work
 
 VOCAB = 128_256  # Llama 3's vocabulary

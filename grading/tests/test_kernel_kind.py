@@ -6,14 +6,13 @@ import copy
 import pytest
 
 import grading
-from gpu_runner import feedback
 from gpu_runner.devices import DeviceReading
-from gpu_runner.runner import KernelOutcome, KernelReport, ShapeTiming, SpeedSpec
 from gpu_runner.timing import Peak, Work, judge_speed
 from grading.judge.runner import JudgeReport, Outcome
 from grading.kinds.base import SpecError
 from grading.kinds.code import sandbox_unavailable_reason
-from grading.kinds.kernel import KernelKind, grading_place, read_kernel_source
+from grading.kinds.kernel import KernelKind, feedback, grading_place, read_kernel_source
+from grading.kinds.kernel.judging import KernelOutcome, KernelReport, ShapeTiming, SpeedSpec
 from grading.registry import get_kind, kinds
 from questions.loader import BANK_DIR, load_file
 

@@ -22,7 +22,7 @@ import numpy as np
 from grading.judge.cases import encode_cases
 from grading.judge.contract import JudgeNotFound, load_judge
 from grading.judge.validation import _fingerprint
-from gpu_runner.problem import KernelJudge
+from grading.kinds.kernel.problem import KernelJudge
 
 CHECK_SEEDS = (11, 12)  # fixed: validation gives the same answer on every run
 MAX_OUTPUT_FILES = 200  # out/ is a tmpfs with 256 inodes: outputs before and after timing
@@ -43,7 +43,7 @@ def validate_kernel_part(spec, context: Mapping, *, require_sandbox: bool = True
     except (SpecError, JudgeNotFound) as error:
         return [str(error)]
     if not isinstance(judge, KernelJudge):
-        return ["the judge must be a gpu_runner.problem.KernelJudge"]
+        return ["the judge must be a grading.kinds.kernel.problem.KernelJudge"]
     problems = trusted_side(spec, judge, seeds)
     if problems:
         return problems

@@ -33,16 +33,15 @@ import numpy as np
 
 from grading.judge.cases import Case, MalformedOutput, case_id, decode_output, encode_cases
 from grading.judge.runner import _WHOLE_RUN_OUTCOMES, JudgeReport, Outcome, RunWords, _judge_case
-from gpu_runner import devices, timing
-from gpu_runner.problem import KernelJudge, TimedShape
+from gpu_runner import devices, harness, timing
+from grading.kinds.kernel.problem import KernelJudge, TimedShape
 
 HARNESS_FILE = "kernel_harness.py"
 OUT_DIR = "/sandbox/out"
-_HERE = Path(__file__).resolve().parent
 _SENT_FILES = {
-    HARNESS_FILE: (_HERE / "harness.py").read_bytes(),
-    "judge_harness.py": (_HERE.parent / "grading" / "judge" / "harness.py").read_bytes(),
-    "timing.py": (_HERE / "timing.py").read_bytes(),
+    HARNESS_FILE: Path(harness.__file__).read_bytes(),
+    "judge_harness.py": (Path(__file__).resolve().parents[2] / "judge" / "harness.py").read_bytes(),
+    "timing.py": Path(timing.__file__).read_bytes(),
 }
 MAX_SAMPLES_READ = 100_000
 

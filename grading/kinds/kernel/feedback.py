@@ -13,7 +13,7 @@ from __future__ import annotations
 import html
 
 from gpu_runner import timing
-from gpu_runner.runner import KernelOutcome, KernelReport, LaunchCheck, ShapeTiming, SpeedSpec
+from grading.kinds.kernel.judging import KernelOutcome, KernelReport, LaunchCheck, ShapeTiming, SpeedSpec
 from grading.verdict import Verdict
 
 _WHOLE_RUN_WORDS = {

@@ -4,7 +4,7 @@ run-time launch count comes from the candidate's own process, so it can only rej
 and a verdict never calls a launch proven.
 
 The static check's cases need nothing but ``ast``; the end-to-end ones run the real
-harness in a plain child process under Triton's interpreter (as test_runner.py does).
+harness in a plain child process under Triton's interpreter (as test_kernel_judging.py does).
 """
 
 import textwrap
@@ -14,12 +14,12 @@ import pytest
 
 from grading.judge.contract import load_judge
 from grading.sandbox.results import Limits
-from gpu_runner import feedback
 from gpu_runner.process import plain_runner
-from gpu_runner.runner import KernelOutcome, LaunchCheck, SpeedSpec, judge_kernel, launch_problem
+from grading.kinds.kernel import feedback
+from grading.kinds.kernel.judging import KernelOutcome, LaunchCheck, SpeedSpec, judge_kernel, launch_problem
 from questions.loader import BANK_DIR, load_file
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parent / "data" / "kernel"
 # Outcomes must not depend on how busy the machine is: a cold child imports torch and
 # triton before the answer's first line runs.
 GENEROUS = Limits(cpu_seconds=600, wall_seconds=600, memory_bytes=4 << 30)

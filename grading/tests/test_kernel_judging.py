@@ -17,10 +17,10 @@ from grading.judge import Case, Tolerance
 from grading.judge.contract import load_judge
 from grading.sandbox.results import Limits, SandboxResult, Status
 from gpu_runner.devices import DeviceReading
-from gpu_runner.problem import KernelJudge, TensorRecipe, TimedShape
 from gpu_runner.process import plain_runner
-from gpu_runner.runner import KernelOutcome, SpeedSpec, judge_kernel
 from gpu_runner.timing import Work
+from grading.kinds.kernel.judging import KernelOutcome, SpeedSpec, judge_kernel
+from grading.kinds.kernel.problem import KernelJudge, TensorRecipe, TimedShape
 from questions.loader import BANK_DIR, load_file
 
 H200_FLOOR_MS = 1.0  # the test shape moves 4.8 GB: 1 ms at H200's 4.8 TB/s
@@ -216,7 +216,7 @@ def test_the_harness_reports_a_nan_producing_kernel_as_wrong():
 
 
 def test_a_torch_answer_with_an_unused_kernel_is_refused():
-    source = (Path(__file__).parent / "data" / "torch_softmax.py").read_text()
+    source = (Path(__file__).parent / "data" / "kernel" / "torch_softmax.py").read_text()
     report = interpret(softmax_part(), source)
     assert report.outcome is KernelOutcome.WRONG_ANSWER
     assert "no Triton kernel" in report.correctness.detail
