@@ -33,6 +33,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from gpu_runner import devices, process
+from gpu_runner.timing import agrees
+from grading.judge.contract import load_judge
+from grading.kinds.kernel import KernelKind, judging, sandbox_limits
+from questions.loader import bank_files, load_file
+from questions.schema import Question
+
 DO_BENCH_TOLERANCE = 0.10
 CHECK_SEED = 20_260_101  # fixed, so a failure can be reproduced
 
@@ -54,11 +61,6 @@ class RunLine:
 
 def kernel_parts():
     """(slug, part spec, judge) for every kernel part in the bank."""
-    from grading.judge.contract import load_judge
-    from grading.kinds.kernel import KernelKind
-    from questions.loader import bank_files, load_file
-    from questions.schema import Question
-
     found = []
     for path in bank_files():
         loaded = load_file(path)
@@ -73,14 +75,11 @@ def kernel_parts():
 
 
 def check_part(slug: str, spec, judge, limits, runner=None) -> list[RunLine]:
-    from gpu_runner.process import plain_runner
-    from grading.kinds.kernel.judging import judge_kernel
-
     def run(source: str, **options):
         started = time.monotonic()
-        report = judge_kernel(judge=judge, source=source, entrypoint=spec.entrypoint, seed=CHECK_SEED,
-                              speed=spec.speed, on_gpu=True, run=runner or plain_runner, limits=limits,
-                              **options)
+        report = judging.judge_kernel(judge=judge, source=source, entrypoint=spec.entrypoint, seed=CHECK_SEED,
+                                      speed=spec.speed, on_gpu=True, run=runner or process.plain_runner,
+                                      limits=limits, **options)
         return report, time.monotonic() - started
 
     lines = []
@@ -111,8 +110,6 @@ def _failure(report) -> str:
 
 
 def _shape_rows(report, spec, check_do_bench: bool) -> list[dict]:
-    from gpu_runner.timing import agrees
-
     rows = []
     for shape in report.shapes:
         judgement = shape.judgement
@@ -157,23 +154,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sandbox", action="store_true",
                         help="run each solution in the sandbox, as a candidate's answer runs on a GPU worker")
     args = parser.parse_args(argv)
-    sys.path.insert(0, os.getcwd())
-    from gpu_runner.devices import catalogue_key, read_device
-    from gpu_runner.process import gpu_sandbox_missing, sandbox_runner
-    from grading.kinds.kernel import sandbox_limits
-
-    device = read_device()
+    device = devices.read_device()
     if device is None:
         print("No NVIDIA GPU here (nvidia-smi found none): the device check needs one.")
         return 2
     runner = None
     if args.sandbox:
-        missing = gpu_sandbox_missing()
+        missing = process.gpu_sandbox_missing()
         if missing:
             print(f"--sandbox: the sandbox cannot run on this GPU: {missing}")
             return 2
-        runner = sandbox_runner(on_gpu=True)
-    print(f"GPU: {device.describe()}; catalogue key: {catalogue_key(device.name) or 'none (times unscored)'}")
+        runner = process.sandbox_runner(on_gpu=True)
+    key = devices.catalogue_key(device.name)
+    print(f"GPU: {device.describe()}; catalogue key: {key or 'none (times unscored)'}")
     # One compile cache for the whole check: the reference compiles once, not once per run.
     os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp(prefix="device-check-triton-"))
     parts = [item for item in kernel_parts() if not args.only or item[0] in args.only]
@@ -185,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
             lines.append(line)
     failed = [line for line in lines if not line.ok]
     print(f"{len(lines) - len(failed)} of {len(lines)} runs as expected in {time.monotonic() - started:.0f} s "
-          f"on {read_device().describe() if read_device() else device.name}")
+          f"on {devices.read_device().describe() if devices.read_device() else device.name}")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as handle:
             json.dump({"device": device.to_json(), "runs": [vars(line) | {"ok": line.ok} for line in lines]},

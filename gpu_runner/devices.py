@@ -131,6 +131,8 @@ def catalogue_peak(key: str | None, flops_field: str = "fp16_dense") -> Peak | N
     FLOP/s; None for an unknown key or a part without that peak."""
     if key is None:
         return None
+    # Imported when asked, for cost: the catalogue brings YAML and pint (half a second),
+    # which ``python -m gpu_runner.devices --queue`` does not need to name a queue.
     from questions.catalogue import load_catalogue
 
     entry = load_catalogue()["gpus"].get(key)
@@ -145,7 +147,7 @@ def catalogue_l2_bytes(key: str | None) -> int:
     """The catalogue's L2 size in bytes (0 when unknown: the flush then uses its floor)."""
     if key is None:
         return 0
-    from questions.catalogue import load_catalogue
+    from questions.catalogue import load_catalogue  # for cost, as in catalogue_peak
 
     entry = load_catalogue()["gpus"].get(key)
     return int(entry["l2_cache"].to("B").magnitude) if entry else 0

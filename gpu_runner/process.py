@@ -26,6 +26,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from grading import sandbox
+from grading.sandbox import install as sandbox_install
+from grading.sandbox.devices import check_devices
 from grading.sandbox.results import Limits, SandboxResult, Status
 
 SANDBOX_OUT_DIR = "/sandbox/out"
@@ -39,12 +42,7 @@ def nvidia_device_nodes() -> tuple[str, ...]:
 
 def gpu_sandbox_missing() -> str:
     """"" when the sandbox can give a run the GPU, else why not."""
-    try:
-        from grading.sandbox import sandbox_available
-        from grading.sandbox.devices import check_devices
-    except Exception as error:  # noqa: BLE001 - a broken install says why
-        return f"the sandbox does not import: {error}"
-    ok, why = sandbox_available()
+    ok, why = sandbox.sandbox_available()
     if not ok:
         return f"the sandbox is not ready: {why}"
     nodes = nvidia_device_nodes()
@@ -65,11 +63,9 @@ def triton_toolchain_missing() -> str:
     small C module per kernel signature with ``gcc`` against the headers of the
     sandbox's Python (Debian's, so ``/usr/include/python3.N``); else what is missing
     (scripts/setup-sandbox installs both on a machine with a GPU)."""
-    from grading.sandbox.install import current_install
-
     if not os.access("/usr/bin/gcc", os.X_OK):
         return "the sandbox has no C compiler for Triton's launchers (/usr/bin/gcc)"
-    version = _venv_version(current_install().venv / "pyvenv.cfg")
+    version = _venv_version(sandbox_install.current_install().venv / "pyvenv.cfg")
     if version is None:
         return "cannot tell the sandbox Python's version (pyvenv.cfg)"
     header = f"/usr/include/python{version}/Python.h"
@@ -92,11 +88,9 @@ def _venv_version(config: Path) -> str | None:
 
 def sandbox_runner(on_gpu: bool):
     """``run_python`` set up for a kernel run (see the module docstring)."""
-    from grading.sandbox import run_python
-
     if not on_gpu:
-        return functools.partial(run_python, warm=True)
-    return functools.partial(run_python, warm=False, devices=nvidia_device_nodes())
+        return functools.partial(sandbox.run_python, warm=True)
+    return functools.partial(sandbox.run_python, warm=False, devices=nvidia_device_nodes())
 
 
 def plain_runner(*, files: dict[str, bytes], entry: str, args: tuple[str, ...] = (),

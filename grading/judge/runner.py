@@ -27,6 +27,7 @@ import numpy as np
 from grading.judge.cases import Case, MalformedOutput, case_id, decode_output, encode_cases
 from grading.judge.compare import describe_call_mismatch, describe_mismatch
 from grading.judge.contract import Judge
+from grading.sandbox import run_python as sandbox_run_python
 
 logger = logging.getLogger(__name__)
 
@@ -60,7 +61,7 @@ class Outcome(enum.StrEnum):
 
 
 # Sandbox statuses that end the run as a whole, before any case can be trusted.
-_WHOLE_RUN_OUTCOMES = {
+WHOLE_RUN_OUTCOMES = {
     "time_limit": Outcome.TIME_LIMIT,
     "memory_limit": Outcome.MEMORY_LIMIT,
     "output_limit": Outcome.OUTPUT_LIMIT,
@@ -124,22 +125,22 @@ def judge_submission(*, judge: Judge, source: str, entrypoint: str, seed: int | 
     files[HARNESS_FILE] = HARNESS_SOURCE
     files[SOLUTION_FILE] = source.encode("utf-8", errors="surrogatepass")
     if run_python is None:
-        from grading.sandbox import run_python
+        run_python = sandbox_run_python
     kwargs = {"files": files, "entry": HARNESS_FILE, "args": (OUT_DIR,), "warm": True}
     if limits is not None:
         kwargs["limits"] = limits
     result = run_python(**kwargs)
     status = str(result.status)
     measures = {"wall_seconds": float(result.wall_seconds or 0.0), "peak_memory_bytes": result.peak_memory_bytes}
-    if status in _WHOLE_RUN_OUTCOMES:
+    if status in WHOLE_RUN_OUTCOMES:
         detail = words.whole_run(status, result)
-        return JudgeReport(_WHOLE_RUN_OUTCOMES[status], (), detail, **measures)
+        return JudgeReport(WHOLE_RUN_OUTCOMES[status], (), detail, **measures)
     import_error = words.import_error(result.files)
     if import_error:
         return JudgeReport(Outcome.RUNTIME_ERROR, (), import_error, **measures)
     crash = words.crash(result) if status != "ok" else ""
     results = tuple(
-        _judge_case(judge, case, index < visible, case_id(index), expected[index], result.files, crash, words)
+        judge_case(judge, case, index < visible, case_id(index), expected[index], result.files, crash, words)
         for index, case in enumerate(cases)
     )
     failure = next((item for item in results if not item.passed), None)
@@ -147,8 +148,11 @@ def judge_submission(*, judge: Judge, source: str, entrypoint: str, seed: int | 
     return JudgeReport(outcome, results, "", **measures)
 
 
-def _judge_case(judge: Judge, case: Case, visible: bool, cid: str, expected: Any, files: dict, crash: str,
-                words: RunWords) -> CaseResult:
+def judge_case(judge: Judge, case: Case, visible: bool, cid: str, expected: Any, files: dict, crash: str,
+               words: RunWords) -> CaseResult:
+    """Case ``case``'s result from the run's output files (``cid`` is its output's name):
+    its output read as data and checked by the judge against ``expected``; ``crash``
+    says how the run ended when it did not exit cleanly. Shared with the kernel judge."""
     try:
         raw = decode_output(cid, files)
     except MalformedOutput as error:
@@ -156,7 +160,7 @@ def _judge_case(judge: Judge, case: Case, visible: bool, cid: str, expected: Any
     if not raw.present:
         detail = "the program ended before this case returned"
         detail += f" ({crash})" if crash else " (exit code 0: did something call exit?)"
-        return CaseResult(case, visible, Outcome.RUNTIME_ERROR, _plain(detail, MAX_DETAIL_CHARS))
+        return CaseResult(case, visible, Outcome.RUNTIME_ERROR, plain_text(detail, MAX_DETAIL_CHARS))
     if raw.error is not None:
         return CaseResult(case, visible, Outcome.RUNTIME_ERROR, words.error(raw.error))
     try:
@@ -224,14 +228,14 @@ class RunWords:
     def wrong_answer(self, case: Case, got: Any, expected: Any, problem: str) -> str:
         """The judge found ``got`` wrong; ``problem`` is its line, which may quote values."""
         if not self.sealed:
-            return _plain(problem, MAX_DETAIL_CHARS)
+            return plain_text(problem, MAX_DETAIL_CHARS)
         if case.calls is not None:
             return describe_call_mismatch(case.calls, got, expected)
         return describe_mismatch(got, expected)
 
     def unreadable(self, error: MalformedOutput) -> str:
         if not self.sealed:
-            return _plain(f"its output could not be read: {error}", MAX_DETAIL_CHARS)
+            return plain_text(f"its output could not be read: {error}", MAX_DETAIL_CHARS)
         return f"its output could not be read: {error.summary}"
 
     def check_failed(self, error: Exception) -> str:
@@ -258,7 +262,7 @@ class RunWords:
         if self.sealed:
             first = note.split("; ", 1)[0]
             note = first if _SANDBOX_NOTE.fullmatch(first) else ""
-        note = _plain(note, MAX_NOTE_CHARS)
+        note = plain_text(note, MAX_NOTE_CHARS)
         if status == "killed":
             return f"the program was killed ({note or f'signal {result.signal}'})"
         return note
@@ -319,7 +323,7 @@ class RunWords:
         if not self._is_line(line):
             return f" (not at a line of your code{'; ' + note if note else ''})"
         suffix = f" ({note})" if note else ""
-        text = _plain(self._lines[line - 1].strip(), MAX_SOURCE_LINE_CHARS)
+        text = plain_text(self._lines[line - 1].strip(), MAX_SOURCE_LINE_CHARS)
         return (f" at line {line} of your code{suffix}\n"
                 f'  File "{SOLUTION_FILE}", line {line}, in {self._scope_at(line)}\n    {text}')
 
@@ -336,14 +340,14 @@ class RunWords:
 
 def _format_error(error: Mapping) -> str:
     # The record is the candidate's data, whatever the harness would have written.
-    message = f"{_plain(error['type'], MAX_ERROR_TYPE_CHARS)}: {_plain(error['message'], MAX_MESSAGE_CHARS)}"
+    message = f"{plain_text(error['type'], MAX_ERROR_TYPE_CHARS)}: {plain_text(error['message'], MAX_MESSAGE_CHARS)}"
     trace = error.get("traceback")
     if isinstance(trace, str) and trace.strip():
-        message = f"{message}\n{_plain(trace[-MAX_TRACEBACK_CHARS:], MAX_TRACEBACK_CHARS)}"
+        message = f"{message}\n{plain_text(trace[-MAX_TRACEBACK_CHARS:], MAX_TRACEBACK_CHARS)}"
     return message
 
 
-def _plain(text: str, limit: int) -> str:
+def plain_text(text: str, limit: int) -> str:
     """Text from the sandbox made fit for a verdict: at most ``limit`` characters, and
     lone surrogates (JSON can carry them) written out, so that it encodes as UTF-8."""
     if len(text) > limit:

@@ -1,65 +1,64 @@
-"""Checking a code part before it reaches candidates (``validate_code_part``).
+"""Checking a question's judge before candidates meet it: the checks on the trusted side.
 
-On the trusted side: the judge file loads and has a Judge for the part; its examples
-match the part's ``examples`` by name; on several seeds the hidden cases are drawn
-deterministically from the seed (and differ between seeds), every case sits in a
-declared group, every group gets cases, and each reference passes the judge's own
-check. In the sandbox: every listed solution gets its stated verdict, and where the
-solution states ``failing_groups``, fails exactly those groups.
+For a code part (``check_code_judge``): the judge's examples match the part's
+``examples`` by name and show the reference's values; on several seeds the hidden cases
+are drawn deterministically from the seed (and differ between seeds), every case sits in
+a declared group, every group gets cases, and each reference passes the judge's own
+check. ``solution_problem`` says whether one example solution's report is the verdict it
+states (and fails exactly its ``failing_groups``). The code kind
+(``grading.kinds.code.validate_code_part``) loads the part and runs its solutions in the
+sandbox; the kernel kind (``grading.kinds.kernel.validation``) uses the same seed checks
+(``check_seeded_draws``) and ``check_reference``. Nothing here imports a kind.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
-from grading.judge.cases import encode_cases
-from grading.judge.contract import Judge, JudgeNotFound, load_judge
+from grading.judge.cases import Case, encode_cases
+from grading.judge.contract import Judge
 from grading.judge.feedback import tally_groups
-from grading.judge.runner import Outcome, judge_submission
 
 CHECK_SEEDS = (11, 12, 13)  # fixed: validation gives the same answer on every run
 MAX_SANDBOX_FILES = 200  # out/ is a tmpfs with 256 inodes
 
 
-def validate_code_part(spec, context: Mapping, *, run_solutions: bool = True, require_sandbox: bool = True,
-                       seeds: tuple[int, ...] = CHECK_SEEDS) -> list[str]:
-    """Problems with code part ``spec`` (a raw mapping or a loaded ``CodeSpec``), as
-    messages; empty when it is sound. ``run_solutions=False`` does only the trusted-side
-    checks (fast, no sandbox). Without a sandbox the solutions cannot be run: that is
-    one problem when ``require_sandbox``, else those checks are skipped. ``context`` is
-    accepted for symmetry with the other kinds; code parts do not depend on variants."""
-    from grading.kinds.code import CodeKind, CodeSpec, sandbox_limits, sandbox_unavailable_reason
-    from grading.kinds.base import SpecError
-
-    try:
-        spec = spec if isinstance(spec, CodeSpec) else CodeKind().load_spec(spec)
-        judge = load_judge(spec.judge, spec.id)
-    except (SpecError, JudgeNotFound) as error:
-        part_id = spec.id if isinstance(spec, CodeSpec) else (spec.get("id") if isinstance(spec, Mapping) else None)
-        return [f"part {part_id!r}: {error}"]
-    problems = [f"part {spec.id!r}: {problem}" for problem in _trusted_side(spec, judge, seeds)]
-    if problems or not run_solutions:
-        return problems
-    unavailable = sandbox_unavailable_reason()
-    if unavailable:
-        return [f"part {spec.id!r}: the example solutions were not run: {unavailable}"] if require_sandbox else []
-    limits = sandbox_limits(spec)
-    for index, solution in enumerate(spec.solutions):
-        for seed in seeds[:2] if solution.verdict is Outcome.ACCEPTED else seeds[:1]:
-            report = judge_submission(judge=judge, source=solution.code, entrypoint=spec.entrypoint,
-                                      seed=seed, limits=limits)
-            problem = _solution_problem(spec, solution, report)
-            if problem:
-                problems.append(f"part {spec.id!r}: solutions[{index}] ({solution.verdict.value}): {problem}")
-                break
-    return problems
+def check_seeded_draws(draw: Callable[[np.random.Generator], list[Case]], seeds: tuple[int, ...],
+                       check_cases: Callable[[int, list[Case]], list[str]],
+                       method: str = "hidden_cases") -> tuple[list[str], bool]:
+    """The seed checks of a judge's hidden cases: on every seed ``draw(rng)`` draws some
+    cases, the same ones on a second call with the same seed, and different seeds draw
+    different cases; ``check_cases(seed, cases)`` adds the caller's own problems with
+    each seed's cases (in seed order, after that seed's own). Returns (problems,
+    finished): ``finished`` is False when ``draw`` raised, which ends the list (naming
+    ``method``) and the checks, since nothing drawn after a broken draw can be trusted."""
+    problems, draws = [], []
+    for seed in seeds:
+        try:
+            cases = list(draw(np.random.default_rng(seed)))
+            again = list(draw(np.random.default_rng(seed)))
+        except Exception as error:  # noqa: BLE001 - report the judge's bug
+            return problems + [f"{method}({seed}) raises {type(error).__name__}: {error}"], False
+        if not cases:
+            problems.append(f"seed {seed} draws no hidden cases")
+            continue
+        if fingerprint(cases) != fingerprint(again):
+            problems.append(f"seed {seed} draws different cases on a second call: use only the rng given")
+        draws.append(fingerprint(cases))
+        problems += check_cases(seed, cases)
+    if len(draws) >= 2 and len(set(draws)) < len(draws):
+        problems.append("different seeds draw the same hidden cases: draw the inputs from the rng")
+    return problems, True
 
 
-def _trusted_side(spec, judge: Judge, seeds: tuple[int, ...]) -> list[str]:
+def check_code_judge(spec, judge: Judge, seeds: tuple[int, ...] = CHECK_SEEDS) -> list[str]:
+    """The trusted-side problems of code part ``spec`` (a loaded ``CodeSpec``) with its
+    ``judge`` (see the module docstring), without the part's id; empty when sound."""
     problems = []
     try:
         examples = list(judge.examples())
@@ -75,43 +74,34 @@ def _trusted_side(spec, judge: Judge, seeds: tuple[int, ...]) -> list[str]:
             if problem:
                 problems.append(f"example {example.name!r}: the result shown {problem}")
     declared = {group.id for group in spec.groups}
-    draws = []
-    for seed in seeds:
-        try:
-            cases = list(judge.hidden_cases(np.random.default_rng(seed)))
-            again = list(judge.hidden_cases(np.random.default_rng(seed)))
-        except Exception as error:  # noqa: BLE001 - report the judge's bug
-            return problems + [f"hidden_cases({seed}) raises {type(error).__name__}: {error}"]
-        if not cases:
-            problems.append(f"seed {seed} draws no hidden cases")
-            continue
-        if _fingerprint(cases) != _fingerprint(again):
-            problems.append(f"seed {seed} draws different cases on a second call: use only the rng given")
-        draws.append(_fingerprint(cases))
+
+    def check_cases(seed: int, cases: list[Case]) -> list[str]:
+        found = []
         every = examples + cases
         if declared:
             stray = sorted({case.group for case in every} - declared)
             if stray:
-                problems.append(f"cases in undeclared groups {stray}")
+                found.append(f"cases in undeclared groups {stray}")
             empty = sorted(declared - {case.group for case in every})
             if empty:
-                problems.append(f"groups {empty} get no cases on seed {seed}")
+                found.append(f"groups {empty} get no cases on seed {seed}")
         try:
             encode_cases(every, spec.entrypoint)
         except TypeError as error:
-            problems.append(str(error))
+            found.append(str(error))
         outputs = len(every)
         for case in every:
             expected, problem = check_reference(judge, case)
             if problem:
-                problems.append(problem)
+                found.append(problem)
             if expected is not None:
                 outputs += _array_count(expected)
         if outputs > MAX_SANDBOX_FILES:
-            problems.append(f"seed {seed}: {outputs} output files; the sandbox's out/ holds {MAX_SANDBOX_FILES}")
-    if len(draws) >= 2 and len(set(draws)) < len(draws):
-        problems.append("different seeds draw the same hidden cases: draw the inputs from the rng")
-    return problems
+            found.append(f"seed {seed}: {outputs} output files; the sandbox's out/ holds {MAX_SANDBOX_FILES}")
+        return found
+
+    seeded, _ = check_seeded_draws(judge.hidden_cases, seeds, check_cases)
+    return problems + seeded
 
 
 _RESULT_TOKEN = re.compile(r"(?<![\w.])(?:True|False|None|-?inf|nan|-?\d+\.?\d*(?:e[-+]?\d+)?)(?!\w)|'[^']*'|\"[^\"]*\"")
@@ -160,9 +150,8 @@ def _token_matches(token: str, value) -> bool:
     return abs(number - float(value)) <= 0.5 * 10.0 ** -decimals + 1e-12 * abs(number)
 
 
-def _fingerprint(cases) -> str:
-    import hashlib
-
+def fingerprint(cases) -> str:
+    """A digest of ``cases`` as the sandbox would receive them: equal cases, equal digest."""
     digest = hashlib.sha256()
     for name, data in sorted(encode_cases(list(cases), "f").items()):
         digest.update(name.encode())
@@ -180,7 +169,10 @@ def _array_count(value) -> int:
     return 0
 
 
-def _solution_problem(spec, solution, report) -> str:
+def solution_problem(spec, solution, report) -> str:
+    """"" when ``report`` (a ``JudgeReport``) is the verdict that example ``solution`` of
+    code part ``spec`` states, and fails exactly its ``failing_groups`` when it lists
+    them; else what went otherwise."""
     failure = report.first_failure
     if report.outcome is not solution.verdict:
         where = f" on {failure.case.name!r}: {failure.detail}" if failure else f": {report.detail}"

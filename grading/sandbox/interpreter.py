@@ -9,7 +9,9 @@ import signal
 import subprocess
 import time
 
-from grading.sandbox import launch, slots
+# The sibling modules themselves, not the package, whose __init__ imports this one.
+import grading.sandbox.launch as launch
+import grading.sandbox.slots as slots
 from grading.sandbox.devices import check_devices, device_groups
 from grading.sandbox.install import Install
 from grading.sandbox.results import Limits, SandboxError, SandboxResult, Status

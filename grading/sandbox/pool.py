@@ -21,7 +21,7 @@ import os
 import threading
 import time
 
-from grading.sandbox import slots
+import grading.sandbox.slots as slots  # the module, not the package, whose __init__ imports this one
 from grading.sandbox.install import current_install, sandbox_available
 from grading.sandbox.interpreter import Interpreter
 from grading.sandbox.results import Limits, SandboxError

@@ -10,9 +10,9 @@ from gpu_runner.devices import DeviceReading
 from gpu_runner.timing import Peak, Work, judge_speed
 from grading.judge.runner import JudgeReport, Outcome
 from grading.kinds.base import SpecError
-from grading.kinds.code import sandbox_unavailable_reason
 from grading.kinds.kernel import KernelKind, feedback, grading_place, read_kernel_source
 from grading.kinds.kernel.judging import KernelOutcome, KernelReport, ShapeTiming, SpeedSpec
+from grading.kinds.programs import sandbox_unavailable_reason
 from grading.registry import get_kind, kinds
 from questions.loader import BANK_DIR, load_file
 

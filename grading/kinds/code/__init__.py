@@ -12,26 +12,29 @@ FORMAT.md, "code parts", is the spec format.
 
 from __future__ import annotations
 
-import ast
 import html
 import re
-import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 
-from grading.judge.contract import JudgeNotFound, judge_path, load_judge
+from grading.judge import validation
+from grading.judge.contract import JudgeNotFound, load_judge
 from grading.judge.feedback import GroupSpec, verdict_from_report
 from grading.judge.runner import Outcome, judge_submission
-from grading.kinds.base import JUDGE_SEED_KEY, AnswerKind, PartSpec, SpecError, common_fields, require_text
+from grading.kinds.base import AnswerKind, PartSpec, SpecError, common_fields, require_text
+from grading.kinds.programs import (
+    MAX_SOURCE_BYTES,
+    load_limits,
+    load_program_fields,
+    read_source,
+    sandbox_unavailable_reason,
+    submission_seed,
+)
+from grading.sandbox import Limits, SandboxError
 from grading.verdict import Verdict
 
-MAX_SOURCE_BYTES = 64 * 1024
-SEED_CONTEXT_KEY = JUDGE_SEED_KEY
-_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _GROUP_ID = re.compile(r"^[a-z0-9_-]+$")
-# Limits an author may set per part, in the sandbox's units (memory in MB here).
-LIMIT_KEYS = {"cpu_seconds": float, "wall_seconds": float, "memory_mb": int}
 # Generous for a cold interpreter that imports torch (seconds of CPU on its own); the
 # hidden tests themselves take well under a second for a reasonable solution.
 DEFAULT_LIMITS = {"cpu_seconds": 10.0, "wall_seconds": 20.0, "memory_mb": 1024}
@@ -151,8 +154,6 @@ def _judge(spec: CodeSpec, text: str, seed: int | None):
         judge = load_judge(spec.judge, spec.id)
     except JudgeNotFound as error:
         raise SpecError(str(error), "judge") from None
-    from grading.sandbox import SandboxError
-
     try:
         return reading, judge_submission(judge=judge, source=text, entrypoint=spec.entrypoint, seed=seed,
                                          limits=sandbox_limits(spec))
@@ -161,80 +162,10 @@ def _judge(spec: CodeSpec, text: str, seed: int | None):
                                "it was not graded. Please submit again.", reading), None
 
 
-# ---------------------------------------------------------------- reading source
+# ---------------------------------------------------------------- limits
 
 
-def read_source(text, entrypoint: str) -> str | Verdict:
-    """What ``interpret`` reads: a one-line description of valid source, or an invalid
-    verdict saying where and why. Parses only; never compiles or runs the code."""
-    if not isinstance(text, str) or not text.strip():
-        return Verdict.invalid("Write your code first.")
-    try:
-        size = len(text.encode("utf-8"))
-    except UnicodeEncodeError:
-        return Verdict.invalid("The code contains characters that are not valid text.")
-    if size > MAX_SOURCE_BYTES:
-        return Verdict.invalid(f"The code is {size // 1024} KB; the limit is {MAX_SOURCE_BYTES // 1024} KB.")
-    try:
-        module = ast.parse(text, filename="solution.py")
-    except SyntaxError as error:
-        where = f" at line {error.lineno}, column {error.offset}" if error.lineno else ""
-        return Verdict.invalid(f"Syntax error{where}: {error.msg}.")
-    except (RecursionError, MemoryError):
-        return Verdict.invalid("The code is nested too deeply to read.")
-    except ValueError as error:  # a NUL character, on some Python versions
-        return Verdict.invalid(f"The code cannot be read: {error}.")
-    line = _top_level_definition(module, entrypoint)
-    lines = text.count("\n") + 1
-    if line is None:
-        return Verdict.invalid(f"Define {entrypoint} at the top level of your code (not inside "
-                               "another function, class or block).")
-    return f"Python, {lines} lines; defines {entrypoint} at line {line}"
-
-
-def _top_level_definition(module: ast.Module, name: str) -> int | None:
-    for node in module.body:
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == name:
-            return node.lineno
-        if isinstance(node, ast.Assign) and any(
-            isinstance(target, ast.Name) and target.id == name for target in node.targets
-        ):
-            return node.lineno
-        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == name \
-                and node.value is not None:
-            return node.lineno
-        if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
-            (alias.asname or alias.name.split(".")[0]) == name for alias in node.names
-        ):
-            return node.lineno
-    return None
-
-
-# ---------------------------------------------------------------- seeds and limits
-
-
-def submission_seed(context: Mapping) -> int:
-    """The hidden tests' seed: the context's ``judge_seed`` when set, else a new secret
-    one (so every submission meets different inputs)."""
-    fixed = context.get(SEED_CONTEXT_KEY) if isinstance(context, Mapping) else None
-    if isinstance(fixed, int) and not isinstance(fixed, bool) and fixed >= 0:
-        return fixed
-    return secrets.randbits(63)
-
-
-def sandbox_unavailable_reason() -> str:
-    """"" when the sandbox can run code here, else why not."""
-    try:
-        from grading.sandbox import sandbox_available
-    except Exception as error:  # noqa: BLE001 - a missing or broken install says why
-        return f"the sandbox does not import: {error}"
-    ok, reason = sandbox_available()
-    return "" if ok else (reason or "the sandbox is not installed")
-
-
-def sandbox_limits(spec: CodeSpec):
-    from grading.sandbox import Limits
-
+def sandbox_limits(spec: CodeSpec) -> Limits:
     limits = spec.limits_dict
     return Limits(cpu_seconds=limits["cpu_seconds"], wall_seconds=limits["wall_seconds"],
                   memory_bytes=int(limits["memory_mb"]) << 20)
@@ -314,41 +245,35 @@ def _load_solutions(raw: Mapping, entrypoint: str) -> tuple[ExampleSolution, ...
     return tuple(solutions)
 
 
-def load_program_fields(raw: Mapping, read_starter) -> tuple[str, str]:
-    """(entrypoint, judge) of a code or kernel part, checked: the entrypoint is an
-    identifier, the judge file exists, and ``read_starter(starter, entrypoint)`` reads
-    the starter (the kind's own reading: plain Python, or a Triton kernel)."""
-    entrypoint = require_text(raw, "entrypoint")
-    if not _IDENTIFIER.match(entrypoint):
-        raise SpecError("must be a Python identifier", "entrypoint")
-    judge = require_text(raw, "judge")
+def validate_code_part(spec, context: Mapping, *, run_solutions: bool = True, require_sandbox: bool = True,
+                       seeds: tuple[int, ...] = validation.CHECK_SEEDS) -> list[str]:
+    """Problems with code part ``spec`` (a raw mapping or a loaded ``CodeSpec``), as
+    messages; empty when it is sound. The judge's own checks are
+    ``grading.judge.validation.check_code_judge``; then every listed solution runs in the
+    sandbox and must get its stated verdict (on two seeds when accepted).
+    ``run_solutions=False`` does only the trusted-side checks (fast, no sandbox). Without
+    a sandbox the solutions cannot be run: that is one problem when ``require_sandbox``,
+    else those checks are skipped. ``context`` is accepted for symmetry with the other
+    kinds; code parts do not depend on variants."""
     try:
-        judge_path(judge)
-    except JudgeNotFound as error:
-        raise SpecError(str(error), "judge") from None
-    reading = read_starter(require_text(raw, "starter"), entrypoint)
-    if isinstance(reading, Verdict):
-        raise SpecError(f"the starter does not read: {reading.feedback}", "starter")
-    return entrypoint, judge
-
-
-def load_limits(raw: Mapping) -> tuple[tuple[str, float], ...]:
-    """A part's `limits` mapping, checked against LIMIT_KEYS (code and kernel parts)."""
-    items = raw.get("limits", {})
-    if not isinstance(items, Mapping):
-        raise SpecError(f"must map some of {', '.join(LIMIT_KEYS)} to numbers", "limits")
-    limits = []
-    for key, value in items.items():
-        if key not in LIMIT_KEYS:
-            raise SpecError(f"unknown limit (known: {', '.join(LIMIT_KEYS)})", f"limits.{key}")
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-            raise SpecError("must be a positive number", f"limits.{key}")
-        limits.append((key, LIMIT_KEYS[key](value)))
-    return tuple(sorted(limits))
-
-
-def validate_code_part(spec, context: Mapping, **options) -> list[str]:
-    """Every problem with a code part: see ``grading.judge.validation``."""
-    from grading.judge.validation import validate_code_part as validate
-
-    return validate(spec, context, **options)
+        spec = spec if isinstance(spec, CodeSpec) else CodeKind().load_spec(spec)
+        judge = load_judge(spec.judge, spec.id)
+    except (SpecError, JudgeNotFound) as error:
+        part_id = spec.id if isinstance(spec, CodeSpec) else (spec.get("id") if isinstance(spec, Mapping) else None)
+        return [f"part {part_id!r}: {error}"]
+    problems = [f"part {spec.id!r}: {problem}" for problem in validation.check_code_judge(spec, judge, seeds)]
+    if problems or not run_solutions:
+        return problems
+    unavailable = sandbox_unavailable_reason()
+    if unavailable:
+        return [f"part {spec.id!r}: the example solutions were not run: {unavailable}"] if require_sandbox else []
+    limits = sandbox_limits(spec)
+    for index, solution in enumerate(spec.solutions):
+        for seed in seeds[:2] if solution.verdict is Outcome.ACCEPTED else seeds[:1]:
+            report = judge_submission(judge=judge, source=solution.code, entrypoint=spec.entrypoint,
+                                      seed=seed, limits=limits)
+            problem = validation.solution_problem(spec, solution, report)
+            if problem:
+                problems.append(f"part {spec.id!r}: solutions[{index}] ({solution.verdict.value}): {problem}")
+                break
+    return problems

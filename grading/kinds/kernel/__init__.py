@@ -1,10 +1,10 @@
 """Kernel parts: the candidate writes a Triton kernel and the Python function that
 launches it; it is graded for correctness anywhere and for speed on a GPU.
 
-``interpret`` only reads the text (the code kind's checks, plus a ``@triton.jit``
-function). ``grade`` runs it through ``grading.kinds.kernel.judging.judge_kernel`` in a fresh
-sandboxed process on hidden cases drawn from a secret seed (``context["judge_seed"]``
-when the caller fixes one). Where it runs:
+``interpret`` only reads the text (the program kinds' checks, ``grading.kinds.programs``,
+plus a ``@triton.jit`` function). ``grade`` runs it through ``judging.judge_kernel`` in
+a fresh sandboxed process on hidden cases drawn from a secret seed
+(``context["judge_seed"]`` when the caller fixes one). Where it runs:
 
 - no GPU on this grader (CI, the embedded mode, a CPU worker): under Triton's
   interpreter on the CPU, on shapes sized for it; the verdict says speed was not
@@ -13,8 +13,15 @@ when the caller fixes one). Where it runs:
   correctness on the full shapes before and after timing, then speed against the
   catalogue peak of the detected GPU, next to the reference kernel's.
 
-The verdict's name (``grading.kinds.kernel.judging.KernelOutcome``) is ``Verdict.mistake``.
-FORMAT.md, "kernel parts", is the spec format.
+The verdict's name (``judging.KernelOutcome``) is ``Verdict.mistake``. FORMAT.md,
+"kernel parts", is the spec format.
+
+Everything that judges a kernel is in this package: ``problem`` (what a question's
+judge file provides, ``KernelJudge``), ``judging`` (one submission's trip through the
+sandbox, ``judge_kernel``), ``feedback`` (its report in words) and ``validation`` (a
+part's checks before candidates see it). ``gpu_runner`` is the device side it uses:
+the GPU, the timing rule, the harness that runs in the sandbox, and the process a run
+gets.
 """
 
 from __future__ import annotations
@@ -25,9 +32,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import timedelta
 
+from gpu_runner import devices, process
 from grading.judge.contract import JudgeNotFound, load_judge
 from grading.kinds.base import AnswerKind, PartSpec, SpecError, common_fields, require_text
-from grading.kinds.code import (
+from grading.kinds.kernel import validation
+from grading.kinds.kernel.feedback import verdict_from_kernel_report
+from grading.kinds.kernel.judging import KernelReport, SpeedSpec, judge_kernel
+from grading.kinds.kernel.problem import KernelJudge
+from grading.kinds.programs import (
     MAX_SOURCE_BYTES,
     load_limits,
     load_program_fields,
@@ -35,6 +47,7 @@ from grading.kinds.code import (
     sandbox_unavailable_reason,
     submission_seed,
 )
+from grading.sandbox import Limits, SandboxError
 from grading.verdict import Verdict
 
 # Under the interpreter: a cold sandbox imports torch and triton (seconds) and the
@@ -46,6 +59,7 @@ GPU_MAX_PROCESSES = 96  # CUDA's threads and Triton's compiler subprocesses
 GPU_MAX_RESULT_BYTES = 512 << 20  # full-shape outputs, before and after timing
 SPEED_METRICS = ("bandwidth", "flops")
 SOLUTION_VERDICTS = ("accepted", "too_slow", "wrong_answer", "runtime_error", "time_limit", "memory_limit")
+NOT_A_KERNEL_JUDGE = "the judge must be a grading.kinds.kernel.problem.KernelJudge"
 
 
 @dataclass(frozen=True)
@@ -64,7 +78,7 @@ class KernelSpec(PartSpec):
     entrypoint: str = ""
     judge: str = ""
     starter: str = ""
-    speed: object = None  # grading.kinds.kernel.judging.SpeedSpec
+    speed: SpeedSpec | None = None
     solutions: tuple[KernelSolution, ...] = ()
     limits: tuple[tuple[str, float], ...] = ()
 
@@ -109,9 +123,6 @@ class KernelKind(AnswerKind):
         if unavailable:
             return Verdict.invalid(f"Kernels cannot be run on this server right now ({unavailable}); "
                                    "this answer was not graded.", reading)
-        from grading.kinds.kernel.feedback import verdict_from_kernel_report
-        from grading.sandbox import SandboxError
-
         on_gpu, note = grading_place()
         try:
             report = run_kernel(spec, text, submission_seed(context), on_gpu)
@@ -132,7 +143,7 @@ class KernelKind(AnswerKind):
 
     def validate_part(self, spec: KernelSpec, context: Mapping) -> list[str]:
         """The judge's cases and every example solution under Triton's interpreter
-        (``grading.kinds.kernel.validation``); speed is checked by ``gpu_runner.device_check``."""
+        (``validate_kernel_part``); speed is checked by ``gpu_runner.device_check``."""
         return validate_kernel_part(spec, context)
 
 
@@ -142,38 +153,29 @@ class KernelKind(AnswerKind):
 def grading_place() -> tuple[bool, str]:
     """(on_gpu, note): a GPU is used when this machine has one and the sandbox can give
     it to a run; a GPU the sandbox cannot reach is named in the note."""
-    from gpu_runner.devices import local_gpu_name
-    from gpu_runner.process import gpu_sandbox_missing
-
-    name = local_gpu_name()
+    name = devices.local_gpu_name()
     if name is None:
         return False, ""
-    missing = gpu_sandbox_missing()
+    missing = process.gpu_sandbox_missing()
     if missing:
         return False, f"this grader has a {name}, but {missing}"
     return True, ""
 
 
-def run_kernel(spec: KernelSpec, source: str, seed: int, on_gpu: bool, *, run=None, **options):
+def run_kernel(spec: KernelSpec, source: str, seed: int, on_gpu: bool, *, run=None, **options) -> KernelReport:
     """``judge_kernel`` for this part; ``run`` defaults to the sandbox."""
-    from grading.kinds.kernel.problem import KernelJudge
-    from gpu_runner.process import sandbox_runner
-    from grading.kinds.kernel.judging import judge_kernel
-
     try:
         judge = load_judge(spec.judge, spec.id)
     except JudgeNotFound as error:
         raise SpecError(str(error), "judge") from None
     if not isinstance(judge, KernelJudge):
-        raise SpecError("the judge must be a grading.kinds.kernel.problem.KernelJudge", "judge")
+        raise SpecError(NOT_A_KERNEL_JUDGE, "judge")
     return judge_kernel(judge=judge, source=source, entrypoint=spec.entrypoint, seed=seed, speed=spec.speed,
-                        on_gpu=on_gpu, run=run or sandbox_runner(on_gpu), limits=sandbox_limits(spec, on_gpu),
-                        reference_source=spec.reference_source, **options)
+                        on_gpu=on_gpu, run=run or process.sandbox_runner(on_gpu),
+                        limits=sandbox_limits(spec, on_gpu), reference_source=spec.reference_source, **options)
 
 
-def sandbox_limits(spec: KernelSpec, on_gpu: bool):
-    from grading.sandbox import Limits
-
+def sandbox_limits(spec: KernelSpec, on_gpu: bool) -> Limits:
     if not on_gpu:
         limits = spec.limits_dict
         return Limits(cpu_seconds=limits["cpu_seconds"], wall_seconds=limits["wall_seconds"],
@@ -217,9 +219,7 @@ _TRITON_DECORATORS = frozenset({"triton.jit", "jit", "triton.autotune", "autotun
 # ---------------------------------------------------------------- spec pieces
 
 
-def _load_speed(raw: Mapping):
-    from grading.kinds.kernel.judging import SpeedSpec
-
+def _load_speed(raw: Mapping) -> SpeedSpec:
     item = raw.get("speed")
     if not isinstance(item, Mapping) or not {"metric", "threshold"} <= set(item) <= {"metric", "threshold", "peak", "share"}:
         raise SpecError("must be {metric, threshold, peak, share}", "speed")
@@ -256,8 +256,31 @@ def _load_solutions(raw: Mapping, entrypoint: str) -> tuple[KernelSolution, ...]
     return tuple(solutions)
 
 
-def validate_kernel_part(spec, context: Mapping, **options) -> list[str]:
-    """Every problem with a kernel part: see ``grading.kinds.kernel.validation``."""
-    from grading.kinds.kernel.validation import validate_kernel_part as validate
-
-    return validate(spec, context, **options)
+def validate_kernel_part(spec, context: Mapping, *, require_sandbox: bool = True,
+                         seeds: tuple[int, ...] = validation.CHECK_SEEDS, run=None) -> list[str]:
+    """Problems with kernel part ``spec`` (a raw mapping or a loaded ``KernelSpec``), as
+    messages that do not repeat the part's id (the bank's validation adds it); empty
+    when it is sound. The judge's own checks (``validation.check_kernel_judge``) come
+    first; then every example solution runs under Triton's interpreter in the sandbox
+    (``run`` replaces it: tests) and must get its verdict there. Without a sandbox
+    that is one problem when ``require_sandbox``, else those runs are skipped."""
+    try:
+        spec = spec if isinstance(spec, KernelSpec) else KernelKind().load_spec(spec)
+        judge = load_judge(spec.judge, spec.id)
+    except (SpecError, JudgeNotFound) as error:
+        return [str(error)]
+    if not isinstance(judge, KernelJudge):
+        return [NOT_A_KERNEL_JUDGE]
+    problems = validation.check_kernel_judge(spec, judge, seeds)
+    if problems:
+        return problems
+    if run is None:
+        unavailable = sandbox_unavailable_reason()
+        if unavailable:
+            message = f"the example solutions were not run: {unavailable}"
+            return [message] if require_sandbox else []
+    for index, solution in enumerate(spec.solutions):
+        problem = validation.solution_problem(solution, run_kernel(spec, solution.code, seeds[0], False, run=run))
+        if problem:
+            problems.append(f"solutions[{index}] ({solution.verdict}) {problem}")
+    return problems

@@ -3,12 +3,13 @@
 ``judge_kernel`` is the whole trip on the trusted side: draw the cases from the secret
 seed, compute the references here, send the inputs, the harness and the candidate's file
 to a fresh process (``gpu_runner.process``), read the outputs back as plain data with
-the code judge's ``decode_output`` and check every case (on a GPU: before and after
-timing). On a GPU it then turns the raw samples into medians (``gpu_runner.timing``),
-times the reference kernel the same way in a process of its own, reads the GPU's clocks
-and temperature before and after, and judges each timed shape against the catalogue
-peak of the detected GPU. It returns a ``KernelReport``; ``grading.kinds.kernel`` turns
-that into the candidate's verdict.
+the code judge's ``decode_output`` and check every case with the code judge's
+``judge_case`` (on a GPU: before and after timing). On a GPU it then turns the raw
+samples into medians (``gpu_runner.timing``), times the reference kernel the same way in
+a process of its own, reads the GPU's clocks and temperature before and after
+(``gpu_runner.devices``), and judges each timed shape against the catalogue peak of the
+detected GPU. It returns a ``KernelReport``; ``feedback`` turns that into the
+candidate's verdict.
 
 That the answer is a Triton kernel is decided here, before anything runs, by reading
 its source (``launch_problem``): it must define a ``@triton.jit`` function and launch it
@@ -31,16 +32,26 @@ from pathlib import Path
 
 import numpy as np
 
-from grading.judge.cases import Case, MalformedOutput, case_id, decode_output, encode_cases
-from grading.judge.runner import _WHOLE_RUN_OUTCOMES, JudgeReport, Outcome, RunWords, _judge_case
 from gpu_runner import devices, harness, timing
+from grading.judge.cases import Case, MalformedOutput, case_id, decode_output, encode_cases
+from grading.judge.runner import (
+    HARNESS_SOURCE as JUDGE_HARNESS_SOURCE,
+    WHOLE_RUN_OUTCOMES,
+    JudgeReport,
+    Outcome,
+    RunWords,
+    judge_case,
+    plain_text,
+)
 from grading.kinds.kernel.problem import KernelJudge, TimedShape
 
 HARNESS_FILE = "kernel_harness.py"
 OUT_DIR = "/sandbox/out"
+# What runs in the sandbox beside the candidate's file: the device side's harness and
+# its timing rule (gpu_runner), and the code judge's result encoding that the harness reuses.
 _SENT_FILES = {
     HARNESS_FILE: Path(harness.__file__).read_bytes(),
-    "judge_harness.py": (Path(__file__).resolve().parents[2] / "judge" / "harness.py").read_bytes(),
+    "judge_harness.py": JUDGE_HARNESS_SOURCE,
     "timing.py": Path(timing.__file__).read_bytes(),
 }
 MAX_SAMPLES_READ = 100_000
@@ -200,8 +211,8 @@ def check_outputs(judge: KernelJudge, cases: list[Case], expected: list, result,
     plus the run-time launch count, which can only reject (``LaunchCheck``)."""
     status = str(result.status)
     measures = {"wall_seconds": float(result.wall_seconds or 0.0), "peak_memory_bytes": result.peak_memory_bytes}
-    if status in _WHOLE_RUN_OUTCOMES:
-        return JudgeReport(_WHOLE_RUN_OUTCOMES[status], (), words.whole_run(status, result), **measures)
+    if status in WHOLE_RUN_OUTCOMES:
+        return JudgeReport(WHOLE_RUN_OUTCOMES[status], (), words.whole_run(status, result), **measures)
     import_error = words.import_error(result.files)
     if import_error:
         return JudgeReport(Outcome.RUNTIME_ERROR, (), import_error, **measures)
@@ -211,7 +222,7 @@ def check_outputs(judge: KernelJudge, cases: list[Case], expected: list, result,
         for index, case in enumerate(cases):
             cid = prefix + case_id(index)[1:]
             named = replace(case, name=case.name + suffix)
-            results.append(_judge_case(judge, named, False, cid, expected[index], result.files, crash, words))
+            results.append(judge_case(judge, named, False, cid, expected[index], result.files, crash, words))
     failure = next((item for item in results if not item.passed), None)
     if failure is None and _launch_total(result.files) == 0:
         return JudgeReport(Outcome.WRONG_ANSWER, tuple(results),
@@ -348,7 +359,8 @@ def _summarise(shape: TimedShape, record, words: RunWords) -> ShapeTiming:
     if "error" in record:
         error = record["error"]
         readable = isinstance(error, dict) and all(isinstance(error.get(key), str) for key in ("type", "message"))
-        return ShapeTiming(shape.name, shape.work, error=_plain(words.error(error) if readable else "it failed", 2000))
+        return ShapeTiming(shape.name, shape.work,
+                           error=plain_text(words.error(error) if readable else "it failed", 2000))
     samples = record.get("samples_ms")
     if not isinstance(samples, list) or not 3 <= len(samples) <= MAX_SAMPLES_READ or not all(
             isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
@@ -358,8 +370,8 @@ def _summarise(shape: TimedShape, record, words: RunWords) -> ShapeTiming:
     do_bench = record.get("do_bench_ms")
     do_bench = do_bench / 1000.0 if isinstance(do_bench, (int, float)) and do_bench > 0 else None
     return ShapeTiming(shape.name, shape.work, samples=len(seconds), median_seconds=timing.median(seconds),
-                       relative_error=timing.median_relative_error(seconds), stop=_plain(str(record.get("stop", "")), 20),
-                       do_bench_seconds=do_bench)
+                       relative_error=timing.median_relative_error(seconds),
+                       stop=plain_text(str(record.get("stop", "")), 20), do_bench_seconds=do_bench)
 
 
 def time_reference(judge: KernelJudge, source: str, entrypoint: str, seed: int, run: Runner, limits,
@@ -400,9 +412,3 @@ def judge_shapes(correctness: JudgeReport, measured, speed: SpeedSpec, key: str 
         outcome, note = KernelOutcome.TOO_SLOW, ""
     return KernelReport(outcome, correctness, **base, shapes=tuple(judged), note=note)
 
-
-def _plain(text: str, limit: int) -> str:
-    """Text the candidate's process wrote, fit for a verdict: capped, and lone surrogates
-    (JSON can carry them) written out so that it encodes as UTF-8."""
-    text = text if len(text) <= limit else text[:limit] + "..."
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")

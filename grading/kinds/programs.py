@@ -1,0 +1,130 @@
+"""What the kinds whose answers are programs (``code``, ``kernel``) share: reading the
+source, the part's program fields and limits, the hidden tests' seed, and whether the
+sandbox can run anything here. Imports no kind: each of those kinds imports this.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import secrets
+from collections.abc import Mapping
+
+from grading.judge.contract import JudgeNotFound, judge_path
+from grading.kinds.base import JUDGE_SEED_KEY, SpecError, require_text
+from grading.verdict import Verdict
+
+MAX_SOURCE_BYTES = 64 * 1024
+SEED_CONTEXT_KEY = JUDGE_SEED_KEY
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# Limits an author may set per part, in the sandbox's units (memory in MB here).
+LIMIT_KEYS = {"cpu_seconds": float, "wall_seconds": float, "memory_mb": int}
+
+
+# ---------------------------------------------------------------- reading source
+
+
+def read_source(text, entrypoint: str) -> str | Verdict:
+    """What ``interpret`` reads: a one-line description of valid source, or an invalid
+    verdict saying where and why. Parses only; never compiles or runs the code."""
+    if not isinstance(text, str) or not text.strip():
+        return Verdict.invalid("Write your code first.")
+    try:
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError:
+        return Verdict.invalid("The code contains characters that are not valid text.")
+    if size > MAX_SOURCE_BYTES:
+        return Verdict.invalid(f"The code is {size // 1024} KB; the limit is {MAX_SOURCE_BYTES // 1024} KB.")
+    try:
+        module = ast.parse(text, filename="solution.py")
+    except SyntaxError as error:
+        where = f" at line {error.lineno}, column {error.offset}" if error.lineno else ""
+        return Verdict.invalid(f"Syntax error{where}: {error.msg}.")
+    except (RecursionError, MemoryError):
+        return Verdict.invalid("The code is nested too deeply to read.")
+    except ValueError as error:  # a NUL character, on some Python versions
+        return Verdict.invalid(f"The code cannot be read: {error}.")
+    line = _top_level_definition(module, entrypoint)
+    lines = text.count("\n") + 1
+    if line is None:
+        return Verdict.invalid(f"Define {entrypoint} at the top level of your code (not inside "
+                               "another function, class or block).")
+    return f"Python, {lines} lines; defines {entrypoint} at line {line}"
+
+
+def _top_level_definition(module: ast.Module, name: str) -> int | None:
+    for node in module.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == name:
+            return node.lineno
+        if isinstance(node, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id == name for target in node.targets
+        ):
+            return node.lineno
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == name \
+                and node.value is not None:
+            return node.lineno
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+            (alias.asname or alias.name.split(".")[0]) == name for alias in node.names
+        ):
+            return node.lineno
+    return None
+
+
+# ---------------------------------------------------------------- seeds and the sandbox
+
+
+def submission_seed(context: Mapping) -> int:
+    """The hidden tests' seed: the context's ``judge_seed`` when set, else a new secret
+    one (so every submission meets different inputs)."""
+    fixed = context.get(SEED_CONTEXT_KEY) if isinstance(context, Mapping) else None
+    if isinstance(fixed, int) and not isinstance(fixed, bool) and fixed >= 0:
+        return fixed
+    return secrets.randbits(63)
+
+
+def sandbox_unavailable_reason() -> str:
+    """"" when the sandbox can run code here, else why not."""
+    # Imported here, not at the top, so that a sandbox that cannot even import (a broken
+    # install, a platform without its system calls) is a reason given, not a crash.
+    try:
+        from grading.sandbox import sandbox_available
+    except Exception as error:  # noqa: BLE001 - a missing or broken install says why
+        return f"the sandbox does not import: {error}"
+    ok, reason = sandbox_available()
+    return "" if ok else (reason or "the sandbox is not installed")
+
+
+# ---------------------------------------------------------------- spec pieces
+
+
+def load_program_fields(raw: Mapping, read_starter) -> tuple[str, str]:
+    """(entrypoint, judge) of a code or kernel part, checked: the entrypoint is an
+    identifier, the judge file exists, and ``read_starter(starter, entrypoint)`` reads
+    the starter (the kind's own reading: plain Python, or a Triton kernel)."""
+    entrypoint = require_text(raw, "entrypoint")
+    if not _IDENTIFIER.match(entrypoint):
+        raise SpecError("must be a Python identifier", "entrypoint")
+    judge = require_text(raw, "judge")
+    try:
+        judge_path(judge)
+    except JudgeNotFound as error:
+        raise SpecError(str(error), "judge") from None
+    reading = read_starter(require_text(raw, "starter"), entrypoint)
+    if isinstance(reading, Verdict):
+        raise SpecError(f"the starter does not read: {reading.feedback}", "starter")
+    return entrypoint, judge
+
+
+def load_limits(raw: Mapping) -> tuple[tuple[str, float], ...]:
+    """A part's `limits` mapping, checked against LIMIT_KEYS (code and kernel parts)."""
+    items = raw.get("limits", {})
+    if not isinstance(items, Mapping):
+        raise SpecError(f"must map some of {', '.join(LIMIT_KEYS)} to numbers", "limits")
+    limits = []
+    for key, value in items.items():
+        if key not in LIMIT_KEYS:
+            raise SpecError(f"unknown limit (known: {', '.join(LIMIT_KEYS)})", f"limits.{key}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            raise SpecError("must be a positive number", f"limits.{key}")
+        limits.append((key, LIMIT_KEYS[key](value)))
+    return tuple(sorted(limits))
