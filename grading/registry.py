@@ -10,6 +10,7 @@ name (``kinds_with``).
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import threading
 from pathlib import Path
 

@@ -38,7 +38,6 @@ MAX_GRADING_TRIES = 3
 # The first retry of an attempt that could not be graded waits this long, the next twice
 # as long: a sandbox that is down for a moment gets time to come back.
 RETRY_BASE_DELAY_S = 5
-QUEUED_KINDS = frozenset({"numeric", "formula", "explain", "code", "kernel"})
 # Sandboxed runs are expensive: one user may have this many waiting or running, and
 # start this many per minute; beyond that the answer is refused (costing nothing).
 MAX_UNFINISHED_RUNS = 2
@@ -68,7 +67,7 @@ def _part_and_context(version, part_id: str, seed: int):
         part = question.part(part_id)
     except KeyError:
         raise SubmitRefused(f"this question has no part {part_id!r}") from None
-    if part.kind not in QUEUED_KINDS:
+    if part.kind not in grading.kinds():
         raise SubmitRefused(f"{part.kind} parts are not answerable yet")
     return question, part, draw_variant(question, seed).context
 
@@ -93,8 +92,8 @@ def attempt_submit(
     """
     _, part, context = _part_and_context(version, part_id, seed)
     kind = grading.get_kind(part.kind)
-    if purpose == Attempt.Purpose.EXAMPLES and not hasattr(kind, "try_examples"):
-        raise SubmitRefused("only code parts have examples to run")
+    if purpose == Attempt.Purpose.EXAMPLES and not kind.has_examples:
+        raise SubmitRefused(f"{part.kind} parts have no visible examples to run")
     too_long = answer_too_long(kind, answer)
     if too_long:
         return SubmitResult(Verdict.invalid(too_long), None)
@@ -318,9 +317,9 @@ def attempt_self_assess(attempt: Attempt, ticked_ids: list[str]) -> Attempt:
     """
     question = _question(attempt.question_version)
     part = question.part(attempt.part_id)
-    if part.kind != "explain" or attempt.status != Attempt.Status.GRADED:
+    kind = grading.get_kind(part.kind)
+    if not kind.self_assessed or attempt.status != Attempt.Status.GRADED:
         raise SubmitRefused("only a recorded explanation can be self-assessed")
-    kind = grading.get_kind("explain")
     try:
         fraction = kind.score_rubric(kind.load_spec(part.raw), ticked_ids)
     except ValueError as error:

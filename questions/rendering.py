@@ -23,7 +23,7 @@ from latex2mathml.converter import convert_to_element
 from markdown_it import MarkdownIt
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
-from grading import expressions, templating, variants
+from grading import registry, templating, variants
 from questions.catalogue import load_catalogue
 from questions.schema import Question
 
@@ -157,12 +157,14 @@ def draw_variant(question: Question, seed: int, *, choices: dict | None = None, 
 
 
 def reference_values(question: Question, context) -> dict:
-    """Each numeric part's reference value: what `answers.<part_id>` means in a solution."""
-    return {
-        part.id: expressions.evaluate(str(part.raw["answer"]), context)
-        for part in question.parts
-        if part.kind == "numeric"
-    }
+    """Each part's solution value (its kind's `solution_value`: numeric parts' references),
+    what `answers.<part_id>` means in a solution; parts whose kind has none are left out."""
+    values = {}
+    for part in question.parts:
+        value = part.engine.solution_value(part.raw, context)
+        if value is not None:
+            values[part.id] = value
+    return values
 
 
 def solution_context(context, answers: dict):
@@ -190,6 +192,12 @@ class RenderedPart:
     symbols: tuple[RenderedSymbol, ...] = ()
     rubric: tuple[dict, ...] = ()  # explain: {"id", "text_html"} per item
     model_answer_html: str = ""  # explain: shown with the solution
+
+    @functools.cached_property
+    def engine(self):
+        """The part's answer kind: templates ask it (`part.engine.uses_editor`) and
+        include its answer form (`part.engine.answer_template`)."""
+        return registry.get_kind(self.kind)
 
 
 @dataclass(frozen=True)
@@ -240,7 +248,7 @@ def render_question(question: Question, seed: int, *, choices: dict | None = Non
                 {"id": item.get("id", ""), "text_html": markdown(item.get("text", ""), inline=True)}
                 for item in part.rubric
             ),
-            model_answer_html=markdown(str(part.raw.get("model_answer") or "")) if part.kind == "explain" else "",
+            model_answer_html=markdown(part.model_answer) if part.model_answer else "",
         )
         for part in question.parts
     )

@@ -13,10 +13,12 @@ checked by the kind's own `load_spec` in the grading engine; here they are only 
 from __future__ import annotations
 
 import enum
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from grading import registry
 from questions.loader import LineMap, Problem
 
 SEED_COUNT = 135  # questions in shared/seed/questions.md; `seed` is a number in 1..SEED_COUNT
@@ -24,10 +26,6 @@ SLUG_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 PART_ID_PATTERN = re.compile(r"^[a-z0-9_-]+$")
 NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")  # params and derived names
 CATALOGUE_SECTIONS = ("gpus", "models", "dtypes", "links")
-# Kinds the format defines. The grading registry is the authority when it is importable;
-# this list lets the structural check run without it.
-KNOWN_KINDS = ("numeric", "formula", "explain", "code", "kernel")
-AUTO_GRADED_KINDS = ("numeric", "formula", "code", "kernel")
 DEFAULT_HINT_COST = 0.1
 DEFAULT_CHECK_RTOL = 0.02
 
@@ -81,7 +79,11 @@ class Param:
 @dataclass(frozen=True)
 class Part:
     """One answerable part. `raw` is the part's mapping as written, which the grading
-    kind turns into its own spec with `load_spec(raw)`."""
+    kind turns into its own spec with `load_spec(raw)`.
+
+    `unit`, `symbols`, `rubric` and `model_answer` read the keys of the kinds that have
+    them (FORMAT.md); each kind's `load_spec` refuses keys it does not know, so on any
+    other kind they are empty."""
 
     id: str
     kind: str
@@ -89,17 +91,27 @@ class Part:
     points: float
     raw: dict
 
+    @functools.cached_property
+    def engine(self):
+        """The part's answer kind (`grading.kinds.base.AnswerKind`): what it can do, and
+        the templates the pages include for it. Raises `SpecError` for an unknown kind."""
+        return registry.get_kind(self.kind)
+
     @property
     def unit(self) -> str | None:
-        return self.raw.get("unit") if self.kind == "numeric" else None
+        return self.raw.get("unit")
 
     @property
     def symbols(self) -> dict:
-        return dict(self.raw.get("symbols") or {}) if self.kind == "formula" else {}
+        return dict(self.raw.get("symbols") or {})
 
     @property
     def rubric(self) -> list[dict]:
-        return list(self.raw.get("rubric") or []) if self.kind == "explain" else []
+        return list(self.raw.get("rubric") or [])
+
+    @property
+    def model_answer(self) -> str:
+        return str(self.raw.get("model_answer") or "")
 
     @property
     def mistakes(self) -> list[dict]:
@@ -107,7 +119,7 @@ class Part:
 
     @property
     def is_auto_graded(self) -> bool:
-        return self.kind in AUTO_GRADED_KINDS
+        return self.engine.auto_graded
 
 
 @dataclass(frozen=True)
@@ -223,8 +235,10 @@ class _Reporter:
         self.problems.append(Problem(self.source, self.lines.line_of(path), message))
 
 
-def check_structure(data: object, lines: LineMap, source: str, known_kinds=KNOWN_KINDS) -> list[Problem]:
-    """Every structural problem in one parsed question file (empty list: well formed)."""
+def check_structure(data: object, lines: LineMap, source: str, known_kinds=None) -> list[Problem]:
+    """Every structural problem in one parsed question file (empty list: well formed).
+    `known_kinds` defaults to the grading registry's kinds."""
+    known_kinds = registry.kinds() if known_kinds is None else known_kinds
     report = _Reporter(source, lines)
     if not isinstance(data, dict):
         report.add((), "a question file must be a mapping of keys (slug, title, ...)")
@@ -329,6 +343,7 @@ def _check_parts(parts: object, report: _Reporter, known_kinds) -> None:
         report.add(("parts",), "'parts' must be a non-empty list")
         return
     seen_ids: dict[str, int] = {}
+    auto_graded_kinds = registry.kinds_with("auto_graded")
     auto_graded = 0
     for index, part in enumerate(parts):
         path = ("parts", index)
@@ -345,7 +360,7 @@ def _check_parts(parts: object, report: _Reporter, known_kinds) -> None:
         kind = part.get("kind")
         if kind not in known_kinds:
             report.add(path + ("kind",), f"part {part_id!r}: unknown kind {kind!r}; one of: {', '.join(known_kinds)}")
-        elif kind in AUTO_GRADED_KINDS:
+        elif kind in auto_graded_kinds:
             auto_graded += 1
         if not _is_text(part.get("prompt")):
             report.add(path + ("prompt",), f"part {part_id!r} needs a non-empty 'prompt'")
@@ -353,7 +368,7 @@ def _check_parts(parts: object, report: _Reporter, known_kinds) -> None:
         if not (_is_number(points) and points > 0):
             report.add(path + ("points",), f"part {part_id!r}: 'points' must be a positive number")
     if auto_graded == 0:
-        report.add(("parts",), "at least one part must be auto-graded (numeric, formula, code or kernel)")
+        report.add(("parts",), f"at least one part must be auto-graded ({', '.join(auto_graded_kinds)})")
 
 
 def _check_checks(checks: object, params: object, report: _Reporter) -> None:

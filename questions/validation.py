@@ -9,10 +9,11 @@ What is checked (questions/FORMAT.md is the contract):
   `<seed:03d>-<slug>.yaml`; slugs and seeds are unique across the files checked together;
 - with the grading engine: each part's spec loads; every parameter variant (all choice
   combinations, or a fixed sample of 64) builds its context and renders statement,
-  prompts, hints, solution and follow-ups, including their LaTeX; each numeric/formula
-  part's reference answer is graded correct and each listed mistake is graded wrong with
-  its feedback (on a few variants); the solution quotes each numeric part's reference;
-  every `checks:` entry holds.
+  prompts, hints, solution and follow-ups, including their LaTeX; each part of an
+  auto-graded kind outside the sandbox (numeric, formula) has its reference answer graded
+  correct and each listed mistake graded wrong with its feedback (on a few variants);
+  sandboxed kinds check their example solutions (`validate_part`); the solution quotes
+  each part's solution value (numeric parts' references); every `checks:` entry holds.
 
 Pure Python: usable without Django. `validate_text` serves the browser authoring views.
 """
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from questions.loader import BANK_DIR, LineMap, LoadedFile, Problem, bank_files, load_file, load_text
-from questions.schema import KNOWN_KINDS, Question, check_structure
+from questions.schema import Question, check_structure
 
 MAX_RENDERED_VARIANTS = 64  # variants whose templates are rendered, per question
 MAX_GRADED_VARIANTS = 4  # variants on which reference answers and mistakes are graded
@@ -154,8 +155,7 @@ def _validate_loaded(loaded: LoadedFile, file_path: Path | None) -> FileReport:
     if loaded.data is None:
         return report
     engine = load_engine()
-    known_kinds = engine.kind_names() if engine else KNOWN_KINDS
-    structural = check_structure(loaded.data, loaded.lines, loaded.path, known_kinds)
+    structural = check_structure(loaded.data, loaded.lines, loaded.path)
     if file_path is not None and isinstance(loaded.data, dict):
         structural += _check_location(loaded.data, loaded.lines, loaded.path, file_path)
     structural += _check_plain_data(loaded.data, loaded.lines, loaded.path)
@@ -278,14 +278,8 @@ class _Engine:
         self.expressions = expressions
         self.registry = registry
         self.units = units
-        missing = {"numeric", "formula", "explain"} - set(registry.kinds())
-        if missing:
-            raise ImportError(f"the grading registry has no {', '.join(sorted(missing))} kind yet")
         self.rendering = rendering
         self.catalogue = None  # loaded on first use: a broken catalogue is a problem, not a crash
-
-    def kind_names(self) -> tuple[str, ...]:
-        return tuple(self.registry.kinds())
 
     def check(self, question: Question, lines: LineMap, source: str) -> list[Problem]:
         report = _Reporter(source, lines)
@@ -340,16 +334,15 @@ class _Engine:
         try:
             return self.rendering.reference_values(question, variant.context)
         except Exception as error:
-            failing = self._failing_numeric_part(question, variant.context)
+            failing = self._failing_answer_part(question, variant.context)
             report.add(failing, f"answer does not evaluate: {_error_text(error)}", variant.choices, same_as="answer")
             return None
 
-    def _failing_numeric_part(self, question: Question, context) -> tuple:
+    def _failing_answer_part(self, question: Question, context) -> tuple:
+        """Where the first part whose solution value fails to evaluate is written."""
         for index, part in enumerate(question.parts):
-            if part.kind != "numeric":
-                continue
             try:
-                self.expressions.evaluate(str(part.raw["answer"]), context)
+                part.engine.solution_value(part.raw, context)
             except Exception:
                 return ("parts", index, "answer")
         return ("parts",)
@@ -372,9 +365,9 @@ class _Engine:
             for item_index, item in enumerate(part.rubric):
                 path = ("parts", index, "rubric", item_index)
                 self._render(str(item.get("text", "")), context, path, report, choices)
-            if part.kind == "explain" and part.raw.get("model_answer"):
+            if part.model_answer:
                 path = ("parts", index, "model_answer")
-                self._render(str(part.raw["model_answer"]), context, path, report, choices)
+                self._render(part.model_answer, context, path, report, choices)
             # Grading falls back to a mistake's raw text when its template fails, so a
             # broken one would reach candidates as '{{ ... }}' without this check.
             for mistake_index, mistake in enumerate(part.raw.get("mistakes") or ()):
@@ -392,7 +385,7 @@ class _Engine:
         if solution is None:
             return
         for part in question.parts:
-            if part.kind != "numeric":
+            if part.id not in answers:  # the parts a solution quotes (numeric ones)
                 continue
             try:
                 kind = self.registry.get_kind(part.kind)
@@ -412,9 +405,12 @@ class _Engine:
     def _check_grading(self, question: Question, specs: dict, variant, report: _Reporter) -> None:
         context, choices = variant.context, variant.choices
         for index, part in enumerate(question.parts):
-            if part.kind not in ("numeric", "formula") or part.id not in specs:
+            kind = part.engine
+            # Self-assessed kinds have no verdict to check; sandboxed ones check their
+            # example solutions once per question (_check_kind_specific), not per variant.
+            if not kind.auto_graded or kind.runs_in_sandbox or part.id not in specs:
                 continue
-            kind, spec = self.registry.get_kind(part.kind), specs[part.id]
+            spec = specs[part.id]
             path = ("parts", index, "answer")
             try:
                 reference = kind.reference_answer(spec, context)

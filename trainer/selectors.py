@@ -193,9 +193,10 @@ def shares_practice(user) -> bool:
 
 
 def explain_review(part, attempt) -> dict | None:
-    """For a recorded explanation: the model answer and the rubric to tick against it.
-    `part` is the rendered part (questions.rendering.RenderedPart) the attempt answered."""
-    if attempt is None or attempt.status != Attempt.Status.GRADED or part.kind != "explain":
+    """For a recorded answer of a self-assessed kind (explain): the model answer and the
+    rubric to tick against it. `part` is the rendered part (questions.rendering.RenderedPart)
+    the attempt answered."""
+    if attempt is None or attempt.status != Attempt.Status.GRADED or not part.engine.self_assessed:
         return None
     ticked = set((attempt.verdict or {}).get("rubric_ticked", ()))
     return {
@@ -211,7 +212,7 @@ def verdict_context(attempt, *, part_id: str, reading=None) -> dict:
     if attempt is None or attempt.status != Attempt.Status.GRADED or attempt.purpose != Attempt.Purpose.ANSWER:
         return context
     question = Question.from_data(attempt.question_version.data)
-    if question.part(part_id).kind == "explain":
+    if question.part(part_id).engine.self_assessed:
         rendered = rendered_question(attempt.question_version, attempt.variant_seed)
         context["review"] = explain_review(next(p for p in rendered.parts if p.id == part_id), attempt)
     elif attempt.correct:

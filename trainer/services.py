@@ -4,7 +4,7 @@ from django.contrib.auth.models import Group, User
 from django.db import transaction
 from django.utils import timezone
 
-from questions.schema import AUTO_GRADED_KINDS
+import grading
 from trainer import progress as progress_model
 from trainer.models import MasterySnapshot, PracticeSharing, Progress
 from trainer.roles import Role
@@ -37,7 +37,8 @@ def practice_sharing_set(user: User, *, shared: bool) -> PracticeSharing:
 # --- Practice progress -------------------------------------------------------------------
 
 def question_info(question) -> progress_model.QuestionInfo:
-    auto = tuple(part_id for part_id, kind in question.part_kinds if kind in AUTO_GRADED_KINDS)
+    auto_graded = grading.kinds_with("auto_graded")
+    auto = tuple(part_id for part_id, kind in question.part_kinds if kind in auto_graded)
     return progress_model.QuestionInfo(question.id, question.topic, question.difficulty, auto)
 
 

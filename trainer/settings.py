@@ -11,6 +11,7 @@ from pathlib import Path
 import dj_database_url
 from csp.constants import NONCE, NONE, SELF
 
+import grading.registry
 from trainer.env import env_bool, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -59,7 +60,7 @@ WSGI_APPLICATION = "trainer.wsgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        "DIRS": [BASE_DIR / "templates", *grading.registry.template_dirs()],  # each kind's own templates
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import ClassVar
@@ -116,17 +116,58 @@ class AnswerKind(ABC):
     unreadable input returns ``Verdict.invalid`` saying where and why, within a second.
     Methods raise ``SpecError`` only for problems an author must fix (a bad spec, a
     reference that cannot be evaluated over the context).
+
+    Capabilities are class attributes: the shell (services, pages, routing, the bank's
+    validation) asks for one, through ``grading.get_kind(name).<capability>`` or
+    ``grading.kinds_with("<capability>")``, and never tests a kind's name.
     """
 
     name: ClassVar[str]
-    # Capabilities the shell asks for instead of testing a kind's name.
-    # runs_in_sandbox: grading runs the candidate's code (rate-limited per user).
+
+    # auto_graded: ``grade`` decides correct or wrong by itself. A question needs at
+    # least one such part; only these parts count towards "solved" and an interview's
+    # automatic score.
+    auto_graded: ClassVar[bool] = True
+    # self_assessed: a person scores the answer against the part's rubric (the candidate
+    # in practice, through ``score_rubric``; the interviewer on the scorecard). ``grade``
+    # only records it (``correct`` None); the pages then show the model answer and the
+    # rubric to tick, and hide the recorded score until it is assessed.
+    self_assessed: ClassVar[bool] = False
+    # runs_in_sandbox: grading runs the candidate's code (rate-limited per user; the
+    # attempt keeps its hidden tests' seed).
     runs_in_sandbox: ClassVar[bool] = False
+    # needs_gpu: grading wants a GPU; the shell routes the attempt to the GPU queue when
+    # settings name one (gpu_runner.routing.queue_for), else to the CPU graders.
+    needs_gpu: ClassVar[bool] = False
+    # has_examples: the part has visible examples the candidate may run ("Run the
+    # visible examples") through ``try_examples``; the shell accepts EXAMPLES attempts
+    # only for these kinds, and such a run is never an answer.
+    has_examples: ClassVar[bool] = False
+    # uses_editor: answered in the code editor (CodeMirror in practice; in an interview a
+    # textarea whose typing is recorded for playback, with diffs between submissions).
+    uses_editor: ClassVar[bool] = False
+    # multiline_answer: answers run over several lines (prose, code); pages that show a
+    # submitted answer show it as a block, not inline.
+    multiline_answer: ClassVar[bool] = False
     # grading_deadline: an attempt queued or running longer than this is presumed lost
     # (its worker died, its message was dropped) and is queued again.
     grading_deadline: ClassVar[timedelta] = timedelta(minutes=2)
     # max_answer_chars: longer answers are refused at the request, costing nothing.
     max_answer_chars: ClassVar[int] = 10_000
+    # answer_template: the kind's answer form for one part, which the practice page and
+    # the interview room include (default ``kinds/<name>/answer.html``, found in the
+    # package's ``templates/`` folder, see ``grading.registry.template_dirs``). Context:
+    # ``part`` (questions.rendering.RenderedPart), ``submit_url``, ``interpret_url``
+    # (live preview), ``run_url`` and ``run_into`` (the id prefix, ``verdict`` or
+    # ``code-run``, of the element a run of the examples replaces), ``source`` (what an
+    # editor starts with) and ``snapshot_url`` (set where typing is recorded: the editor
+    # is then the interview's plain textarea, else CodeMirror's).
+    answer_template: ClassVar[str] = ""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if not cls.__dict__.get("answer_template") and isinstance(cls.__dict__.get("name"), str):
+            cls.answer_template = f"kinds/{cls.name}/answer.html"
 
     @abstractmethod
     def load_spec(self, raw: Mapping) -> PartSpec:
@@ -158,6 +199,32 @@ class AnswerKind(ABC):
         check (code: run every example solution and compare with its expected verdict).
         Called by the bank's validation once per question; the default has none."""
         return []
+
+    def solution_value(self, raw: Mapping, context: Mapping):
+        """The value a question's solution quotes as ``answers.<part_id>`` for this part
+        (numeric: its reference), or None (the default) when the kind has none. Reads
+        the raw part, so a solution renders without loading specs; raises whatever
+        evaluating the author's expression raises (validation reports it)."""
+        return None
+
+    def verdict_name(self, verdict: Verdict) -> str:
+        """One word for a verdict (``manage.py grade``): invalid, correct, wrong or
+        ungraded; a kind with its own outcomes (code: accepted, wrong_answer, ...) may
+        name those instead."""
+        if not verdict.valid:
+            return "invalid"
+        return {True: "correct", False: "wrong", None: "ungraded"}[verdict.correct]
+
+    def try_examples(self, spec: PartSpec, text: str) -> Verdict:
+        """Run ``text`` on the part's visible examples only, for kinds that have them
+        (``has_examples``): a verdict whose feedback shows each example's outcome,
+        never graded. Same error contract as ``grade``."""
+        raise NotImplementedError(f"{self.name} parts have no visible examples")
+
+    def score_rubric(self, spec: PartSpec, ticked_ids: Iterable[str]) -> float:
+        """For self-assessed kinds: the score (0 to 1) for the rubric items a person
+        ticked. Raises ``ValueError`` naming an id the rubric does not have."""
+        raise NotImplementedError(f"{self.name} parts are not self-assessed")
 
 
 def render_feedback(text: str, context) -> str:

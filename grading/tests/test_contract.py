@@ -6,7 +6,7 @@ import pytest
 
 import grading
 from grading.kinds.base import AnswerKind, SpecError
-from grading.registry import KIND_PATHS, get_kind, kinds, kinds_with
+from grading.registry import KIND_PATHS, get_kind, kinds, kinds_with, template_dirs
 from grading.verdict import Verdict
 
 
@@ -55,6 +55,38 @@ def test_kinds_are_asked_by_capability():
     assert kinds_with("runs_in_sandbox") == ["code", "kernel"]
     with pytest.raises(AttributeError):
         kinds_with("is_shiny")
+
+
+def test_each_kind_states_what_it_can_do():
+    assert kinds_with("auto_graded") == ["code", "formula", "kernel", "numeric"]
+    assert kinds_with("self_assessed") == ["explain"]
+    assert kinds_with("needs_gpu") == ["kernel"]
+    assert kinds_with("has_examples") == ["code"]
+    assert kinds_with("uses_editor") == ["code", "kernel"]
+    assert kinds_with("multiline_answer") == ["code", "explain", "kernel"]
+
+
+def test_each_kind_ships_its_answer_form():
+    for name in kinds():
+        template = get_kind(name).answer_template
+        assert template == f"kinds/{name}/answer.html"
+        assert [folder for folder in template_dirs() if (folder / template).is_file()], template
+
+
+def test_a_new_kind_gets_its_template_names_from_its_name():
+    class EssayKind(AnswerKind):
+        name = "essay"
+
+    assert EssayKind.answer_template == "kinds/essay/answer.html"
+    assert EssayKind.auto_graded and not EssayKind.uses_editor
+
+
+def test_default_verdict_names():
+    kind = get_kind("numeric")
+    assert kind.verdict_name(Verdict.invalid("empty")) == "invalid"
+    assert kind.verdict_name(Verdict(valid=True, correct=None, score=0.0)) == "ungraded"
+    assert get_kind("code").verdict_name(
+        Verdict(valid=True, correct=False, score=0.0, mistake="wrong_answer")) == "wrong_answer"
 
 
 def test_grade_accepts_raw_parts_and_loaded_specs():

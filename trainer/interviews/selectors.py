@@ -18,9 +18,10 @@ from datetime import datetime, timedelta
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
+import grading
 from grading.models import Attempt
 from questions.rendering import render_question
-from questions.schema import AUTO_GRADED_KINDS, Question
+from questions.schema import Question
 from trainer.interviews.models import Interview, InterviewAttempt, InterviewEvent, InterviewQuestion, Scorecard
 
 # Conducting interviews is the interviewer role's permission; seeing all of them is the
@@ -28,9 +29,6 @@ from trainer.interviews.models import Interview, InterviewAttempt, InterviewEven
 # the permissions that tell those roles apart today.
 CONDUCT_PERMISSION = "grading.review_attempts"
 OVERSEE_PERMISSION = "questions.author_questions"
-EDITOR_KINDS = ("code", "kernel")  # parts answered in the code editor, whose typing is recorded
-RUNNABLE_KINDS = ("code",)  # editor parts with visible examples to run (kernel parts have none)
-ANSWER_KINDS = ("numeric", "formula", "explain", "code", "kernel")
 SOURCE_EVENT_KINDS = (InterviewEvent.Kind.CODE_SNAPSHOT, InterviewEvent.Kind.CODE_RUN, InterviewEvent.Kind.ANSWER)
 ATTEMPT_EVENT_KINDS = (InterviewEvent.Kind.ANSWER, InterviewEvent.Kind.CODE_RUN)  # data holds an attempt_id
 # Not closed: an invited candidate could study in practice before starting the clock, and
@@ -158,13 +156,13 @@ class RoomPart:
 
     @property
     def editor(self) -> bool:
-        """Answered in the code editor (code and kernel parts)."""
-        return self.part.kind in EDITOR_KINDS
+        """Answered in the code editor, whose typing is recorded (`uses_editor`)."""
+        return self.part.engine.uses_editor
 
     @property
     def runnable(self) -> bool:
-        """Has visible examples the candidate can run (code parts)."""
-        return self.part.kind in RUNNABLE_KINDS
+        """Has visible examples the candidate can run (`has_examples`)."""
+        return self.part.engine.has_examples
 
 
 def _latest_attempts(question: InterviewQuestion, purpose: str) -> dict[str, Attempt]:
@@ -196,11 +194,12 @@ def room(interview: Interview, question: InterviewQuestion) -> dict:
     parts = []
     for part in rendered.parts:
         source = ""
-        if part.kind in EDITOR_KINDS:
+        answerable = part.kind in grading.kinds()
+        if answerable and part.engine.uses_editor:
             source = last_editor_source(question, part.id)
             if source is None:
                 source = str(schema.part(part.id).raw.get("starter") or "")
-        parts.append(RoomPart(part, latest.get(part.id), source, part.kind in ANSWER_KINDS, latest_runs.get(part.id)))
+        parts.append(RoomPart(part, latest.get(part.id), source, answerable, latest_runs.get(part.id)))
     taken = hints_taken(question)
     return {
         "interview": interview,
@@ -224,6 +223,11 @@ class TimelineEntry:
     attempt: Attempt | None = None  # answers and code runs: the attempt as it stands now
     started_at: datetime | None = None  # the interview's start, for `offset`
     diff: list[str] = field(default_factory=list)  # code submissions: against the previous one
+
+    @property
+    def answer_is_block(self) -> bool:
+        """An answer whose kind writes several lines (prose, code): shown as a block."""
+        return self.event.data.get("kind") in grading.kinds_with("multiline_answer")
 
     @property
     def offset(self) -> str:
@@ -306,6 +310,11 @@ class PartScore:
     answers: int  # how many readable answers were submitted
     rubric: tuple[dict, ...] = ()  # explain parts: {"id", "text_html", "tick"} per item
 
+    @property
+    def engine(self):
+        """The part's answer kind (what it can do)."""
+        return grading.get_kind(self.kind)
+
 
 @dataclass(frozen=True)
 class QuestionScore:
@@ -316,7 +325,7 @@ class QuestionScore:
     @property
     def auto_score(self) -> float | None:
         """Points-weighted share of the auto-graded parts' latest scores; None if none."""
-        graded = [part for part in self.parts if part.kind in AUTO_GRADED_KINDS]
+        graded = [part for part in self.parts if part.engine.auto_graded]
         total = sum(part.points for part in graded)
         if not total:
             return None

@@ -318,7 +318,7 @@ def hint_take(*, interview: Interview, user, question: InterviewQuestion) -> int
 
 def _code_part(question: InterviewQuestion, part_id: str, source: str):
     _, part = _part(question, part_id)
-    if part.kind not in selectors.EDITOR_KINDS:
+    if not part.engine.uses_editor:
         raise InterviewRefused(f"part {part_id!r} is not a code part")
     if len(source) > MAX_SOURCE_CHARS:
         raise InterviewRefused(f"the code is longer than {MAX_SOURCE_CHARS} characters")

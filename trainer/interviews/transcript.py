@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
+import grading
 from grading.models import Attempt
 from questions.schema import Question
 from trainer.interviews import markdown_safe as md
@@ -51,9 +52,10 @@ def attach_code_diffs(entries: list[selectors.TimelineEntry]) -> None:
     """Give each code submission the diff from the part's previous submission (the
     starter code for the first one)."""
     previous: dict[tuple[int, str], tuple[str, str]] = {}
+    editor_kinds = grading.kinds_with("uses_editor")
     for entry in entries:
         event = entry.event
-        if event.kind != Kind.ANSWER or event.data.get("kind") not in selectors.EDITOR_KINDS:
+        if event.kind != Kind.ANSWER or event.data.get("kind") not in editor_kinds:
             continue
         key = (event.question_id, event.part_id)
         before, before_name = previous.get(key) or (_starter(entry), "starter code")
@@ -69,8 +71,9 @@ def playbacks(interview: Interview) -> list[Playback]:
         .exclude(part_id="").select_related("question").order_by("sequence")
     )
     by_part: dict[tuple[int, str], list[dict]] = {}
+    editor_kinds = grading.kinds_with("uses_editor")
     for event in events:
-        if event.kind == Kind.ANSWER and event.data.get("kind") not in selectors.EDITOR_KINDS:
+        if event.kind == Kind.ANSWER and event.data.get("kind") not in editor_kinds:
             continue
         source = event.data.get("source", event.data.get("answer", ""))
         by_part.setdefault((event.question.position, event.part_id), []).append({

@@ -19,11 +19,12 @@ from django.views.decorators.http import require_POST
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseStopPolling
 
+import grading
 from grading import services as grading_services
 from grading.models import Attempt
 from questions.models import Question as BankQuestion
 from questions.models import Topic
-from questions.schema import KNOWN_KINDS, Question
+from questions.schema import Question
 from trainer import selectors
 
 TEMPLATE = "trainer/question_detail.html"
@@ -100,7 +101,7 @@ def _filters(request) -> dict:
     return {
         "topic": request.GET.get("topic") if request.GET.get("topic") in topics else None,
         "difficulty": int(difficulty) if difficulty in ("1", "2", "3") else None,
-        "kind": request.GET.get("kind") if request.GET.get("kind") in KNOWN_KINDS else None,
+        "kind": request.GET.get("kind") if request.GET.get("kind") in grading.kinds() else None,
         "status": request.GET.get("status") if request.GET.get("status") in selectors.STATUSES else None,
     }
 
@@ -115,7 +116,7 @@ def question_list(request):
         now=timezone.now(), **filters,
     )
     context = {
-        "rows": rows, "filters": filters, "topics": Topic.choices, "kinds": KNOWN_KINDS,
+        "rows": rows, "filters": filters, "topics": Topic.choices, "kinds": grading.kinds(),
         "statuses": selectors.STATUSES,
     }
     template = "trainer/question_list.html#results" if request.htmx else "trainer/question_list.html"

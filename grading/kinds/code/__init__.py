@@ -81,6 +81,10 @@ class CodeKind(AnswerKind):
 
     name = "code"
     runs_in_sandbox = True
+    has_examples = True
+    uses_editor = True
+    multiline_answer = True
+    answer_template = "kinds/code/answer.html"
     # Judging runs many sandboxed cases, each under its own wall limit, behind a queue.
     grading_deadline = timedelta(minutes=10)
     max_answer_chars = MAX_SOURCE_BYTES
@@ -109,6 +113,12 @@ class CodeKind(AnswerKind):
         if report is None:
             return reading
         return verdict_from_report(report, spec.groups, reading, limits_text(spec))
+
+    def verdict_name(self, verdict: Verdict) -> str:
+        """The code verdict (accepted, wrong_answer, ...), kept in ``Verdict.mistake``."""
+        if verdict.valid and verdict.mistake:
+            return verdict.mistake
+        return super().verdict_name(verdict)
 
     def try_examples(self, spec: CodeSpec, text: str) -> Verdict:
         """Run ``text`` on the visible examples only (the editor's "run" button): one

@@ -32,6 +32,10 @@ class ExplainKind(AnswerKind):
     (or an interviewer) ticks rubric items and ``score_rubric`` turns ticks into a score."""
 
     name = "explain"
+    auto_graded = False
+    self_assessed = True
+    multiline_answer = True
+    answer_template = "kinds/explain/answer.html"
     keys = frozenset({"rubric", "model_answer"})
 
     def load_spec(self, raw: Mapping) -> ExplainSpec:

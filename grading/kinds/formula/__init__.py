@@ -201,6 +201,7 @@ class FormulaKind(AnswerKind):
     integer?, unit?}}), ``answer`` and ``mistakes`` (formulas over the symbols)."""
 
     name = "formula"
+    answer_template = "kinds/formula/answer.html"  # a one-line input, previewed as typed
     keys = frozenset({"symbols", "answer", "mistakes"})
 
     def load_spec(self, raw: Mapping) -> FormulaSpec:

@@ -96,6 +96,10 @@ class KernelKind(AnswerKind):
 
     name = "kernel"
     runs_in_sandbox = True
+    needs_gpu = True
+    uses_editor = True
+    multiline_answer = True
+    answer_template = "kinds/kernel/answer.html"
     # Judging runs many sandboxed cases, each under its own wall limit, behind a queue.
     grading_deadline = timedelta(minutes=10)
     max_answer_chars = MAX_SOURCE_BYTES

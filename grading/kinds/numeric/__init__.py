@@ -131,6 +131,7 @@ class NumericKind(AnswerKind):
     ``partial``, ``mistakes``."""
 
     name = "numeric"
+    answer_template = "kinds/numeric/answer.html"  # a one-line input, previewed as typed
     keys = frozenset({"answer", "unit", "rtol", "atol", "partial", "mistakes"})
 
     def load_spec(self, raw: Mapping) -> NumericSpec:
@@ -176,6 +177,10 @@ class NumericKind(AnswerKind):
     def reference_value(self, spec: NumericSpec, context: Mapping):
         """The reference as a number or Quantity (for ``answers.<part_id>``)."""
         return self._value(spec, spec.answer, context, "answer")
+
+    def solution_value(self, raw: Mapping, context: Mapping):
+        """The reference, evaluated from the raw part (``answers.<part_id>``)."""
+        return evaluate(str(raw["answer"]), context)
 
     def _value(self, spec: NumericSpec, expression: str, context: Mapping, key: str):
         try:

@@ -76,7 +76,8 @@ class Command(BaseCommand):
             verdict = grading.grade(part_raw, answer, context)
         except grading.SpecError as error:
             raise CommandError(f"the part spec is invalid: {error}") from None
-        self._print({**verdict.to_dict(), "verdict": _verdict_name(part_raw, verdict)}, as_json=as_json)
+        name = grading.get_kind(part_raw.get("kind")).verdict_name(verdict)
+        self._print({**verdict.to_dict(), "verdict": name}, as_json=as_json)
 
     def _spec_part(self, path: Path):
         if not path.is_file():
@@ -105,16 +106,6 @@ def _read_answer(path: Path) -> str:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise CommandError(f"{path}: not UTF-8 text") from None
-
-
-def _verdict_name(part_raw, verdict) -> str:
-    """One word for the outcome: the code verdict for code parts (kept in
-    Verdict.mistake), else correct / wrong / invalid / ungraded."""
-    if not verdict.valid:
-        return "invalid"
-    if part_raw.get("kind") == "code" and verdict.mistake:
-        return verdict.mistake
-    return {True: "correct", False: "wrong", None: "ungraded"}[verdict.correct]
 
 
 def _wrapper(part_raw: dict) -> dict:
