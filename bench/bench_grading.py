@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import grading  # noqa: E402
 from grading.expressions import parse_trusted  # noqa: E402
 from grading.expressions.symbolic import _compare_cached  # noqa: E402
-from grading.units import parse_quantity, parse_unit  # noqa: E402
+from grading.quantities import parse_quantity, parse_unit  # noqa: E402
 from grading.variants import build_context  # noqa: E402
 
 CATALOGUE = {

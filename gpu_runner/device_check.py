@@ -37,6 +37,7 @@ from gpu_runner import devices, process
 from gpu_runner.timing import agrees
 from grading.judge.contract import load_judge
 from grading.kinds.kernel import KernelKind, judging, sandbox_limits
+from questions.catalogue import load_catalogue
 from questions.loader import bank_files, load_file
 from questions.schema import Question
 
@@ -68,7 +69,7 @@ def kernel_parts():
             continue
         question = Question.from_data(loaded.data)
         for part in question.parts:
-            if part.kind == "kernel":
+            if part.engine.needs_gpu:
                 spec = KernelKind().load_spec(part.raw)
                 found.append((question.slug, spec, load_judge(spec.judge, spec.id)))
     return found
@@ -79,7 +80,7 @@ def check_part(slug: str, spec, judge, limits, runner=None) -> list[RunLine]:
         started = time.monotonic()
         report = judging.judge_kernel(judge=judge, source=source, entrypoint=spec.entrypoint, seed=CHECK_SEED,
                                       speed=spec.speed, on_gpu=True, run=runner or process.plain_runner,
-                                      limits=limits, **options)
+                                      limits=limits, gpus=load_catalogue()["gpus"], **options)
         return report, time.monotonic() - started
 
     lines = []

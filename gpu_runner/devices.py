@@ -19,6 +19,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
 from gpu_runner.timing import Peak
@@ -126,16 +127,12 @@ def local_gpu_name() -> str | None:
     return reading.name if reading else None
 
 
-def catalogue_peak(key: str | None, flops_field: str = "fp16_dense") -> Peak | None:
-    """The catalogue's HBM bandwidth and ``flops_field`` peak for ``key`` in bytes/s and
-    FLOP/s; None for an unknown key or a part without that peak."""
-    if key is None:
-        return None
-    # Imported when asked, for cost: the catalogue brings YAML and pint (half a second),
-    # which ``python -m gpu_runner.devices --queue`` does not need to name a queue.
-    from questions.catalogue import load_catalogue
-
-    entry = load_catalogue()["gpus"].get(key)
+def catalogue_peak(gpus: Mapping, key: str | None, flops_field: str = "fp16_dense") -> Peak | None:
+    """The HBM bandwidth and ``flops_field`` peak of GPU ``key`` in bytes/s and FLOP/s,
+    from ``gpus`` (the catalogue's ``gpus`` section, as a question's context holds it:
+    the device side is handed the catalogue, it does not read the bank); None for an
+    unknown key or a part without that peak."""
+    entry = gpus.get(key) if key is not None else None
     if entry is None or flops_field not in entry:
         return None
     bandwidth = entry["hbm_bandwidth"].to("B/s").magnitude
@@ -143,14 +140,11 @@ def catalogue_peak(key: str | None, flops_field: str = "fp16_dense") -> Peak | N
     return Peak(bandwidth=float(bandwidth), flops=float(flops))
 
 
-def catalogue_l2_bytes(key: str | None) -> int:
-    """The catalogue's L2 size in bytes (0 when unknown: the flush then uses its floor)."""
-    if key is None:
-        return 0
-    from questions.catalogue import load_catalogue  # for cost, as in catalogue_peak
-
-    entry = load_catalogue()["gpus"].get(key)
-    return int(entry["l2_cache"].to("B").magnitude) if entry else 0
+def catalogue_l2_bytes(gpus: Mapping, key: str | None) -> int:
+    """GPU ``key``'s L2 size in bytes from ``gpus`` (0 when unknown: the flush then uses
+    its floor)."""
+    entry = gpus.get(key) if key is not None else None
+    return int(entry["l2_cache"].to("B").magnitude) if entry and "l2_cache" in entry else 0
 
 
 def main(argv: list[str]) -> int:

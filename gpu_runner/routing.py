@@ -4,6 +4,8 @@ queue."""
 
 from __future__ import annotations
 
+from django.conf import settings
+
 import grading
 
 
@@ -12,8 +14,6 @@ def queue_for(part_kind: str) -> str:
     kinds that need a GPU when it is set, else ``settings.GRADING_QUEUE`` (where a kernel
     grades under Triton's interpreter, speed unmeasured). An unknown kind grades on the
     CPU queue, where the worker fails it."""
-    from django.conf import settings
-
     gpu_queue = getattr(settings, "GPU_QUEUE", "")
     if gpu_queue and part_kind in grading.kinds_with("needs_gpu"):
         return gpu_queue

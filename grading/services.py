@@ -14,6 +14,7 @@ import secrets
 from dataclasses import dataclass
 from datetime import timedelta
 
+from celery import current_app
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
@@ -21,6 +22,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 import grading
+from gpu_runner.routing import queue_for
 from grading.kinds.base import JUDGE_SEED_KEY, SpecError
 from grading.models import Attempt
 from grading.signals import attempt_scored
@@ -43,6 +45,7 @@ RETRY_BASE_DELAY_S = 5
 MAX_UNFINISHED_RUNS = 2
 MAX_RUNS_PER_MINUTE = 6
 UNFINISHED = (Attempt.Status.QUEUED, Attempt.Status.RUNNING)
+GRADE_TASK = "grading.grade_attempt"  # grading.tasks.grade_attempt
 
 
 class SubmitRefused(Exception):
@@ -186,11 +189,9 @@ def check_run_rate(user, *, now=None) -> str | None:
 
 
 def _enqueue(attempt_id: int, part_kind: str, *, countdown: float | None = None) -> None:
-    """Queue the grading task: kernel answers go to the GPU pool when one is configured."""
-    from gpu_runner.routing import queue_for
-    from grading.tasks import grade_attempt
-
-    grade_attempt.apply_async((attempt_id,), queue=queue_for(part_kind), countdown=countdown)
+    """Queue the grading task by name (tasks.py registers it): kernel answers go to the
+    GPU pool when one is configured."""
+    current_app.send_task(GRADE_TASK, args=(attempt_id,), queue=queue_for(part_kind), countdown=countdown)
 
 
 class NotGraded(Exception):

@@ -4,9 +4,10 @@ from celery import shared_task
 from celery.signals import worker_process_shutdown
 
 from grading import health, services
+from grading.sandbox import pool
 
 
-@shared_task(name="grading.grade_attempt", acks_late=True, bind=True)
+@shared_task(name=services.GRADE_TASK, acks_late=True, bind=True)
 def grade_attempt(self, attempt_id: int) -> str:
     return services.attempt_grade(attempt_id, worker=self.request.hostname or "").status
 
@@ -27,6 +28,4 @@ def heartbeat(hostname: str, queues: str) -> None:
 @worker_process_shutdown.connect
 def _stop_sandbox_pool(**_kwargs):
     """Celery's pool children skip atexit hooks: stop the warm sandboxed interpreters."""
-    from grading.sandbox import pool
-
     pool.shutdown()

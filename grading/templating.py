@@ -8,7 +8,8 @@ from collections.abc import Mapping
 import pint
 
 from grading.expressions import ExpressionError, evaluate
-from grading.units import format_number, parse_unit, preferred_display
+from grading.quantities import parse_unit, preferred_display
+from grading.units import format_number
 
 _TEMPLATE_RE = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
 # Python format specs an author may use: fill/align, sign, width, grouping, precision, type.

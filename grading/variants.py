@@ -12,7 +12,8 @@ from collections.abc import Mapping
 
 from grading.expressions import ExpressionError, evaluate
 from grading.kinds.base import SpecError
-from grading.units import parse_quantity, ureg
+from grading.quantities import parse_quantity
+from grading.units import ureg
 
 # Catalogue fields that are always text even when they start with a digit.
 TEXT_FIELDS = frozenset({"name", "source"})

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import yaml
 
-from grading.units import parse_quantity
+from grading.quantities import parse_quantity
 
 CATALOGUE_DIR = Path(__file__).resolve().parent / "catalogue"
 

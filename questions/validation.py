@@ -27,6 +27,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from grading import expressions, quantities, registry
+from questions import rendering
+from questions.catalogue import load_catalogue
 from questions.loader import BANK_DIR, LineMap, LoadedFile, Problem, bank_files, load_file, load_text
 from questions.schema import Question, check_structure
 
@@ -126,7 +129,8 @@ def _check_unique(reports: list[FileReport], key: str) -> None:
         value = getattr(report.question, key)
         if value in first_seen:
             report.problems.append(
-                Problem(report.path, report.lines.line_of((key,)), f"{key} {value!r} is also used by {first_seen[value]}")
+                Problem(report.path, report.lines.line_of((key,)),
+                        f"{key} {value!r} is also used by {first_seen[value]}")
             )
         else:
             first_seen[value] = report.path
@@ -196,17 +200,17 @@ def _check_catalogue_choices(data: dict, lines: LineMap, source: str) -> list[Pr
 
 @functools.cache
 def _catalogue():
-    from questions.catalogue import load_catalogue
-
     return load_catalogue()
 
 
 def _check_plain_data(data, lines: LineMap, source: str, path: tuple = ()) -> list[Problem]:
     """Values must survive a JSON column: YAML turns an unquoted `2024-06-01` into a date."""
     if isinstance(data, dict):
-        return [problem for key, value in data.items() for problem in _check_plain_data(value, lines, source, path + (key,))]
+        return [problem for key, value in data.items()
+                for problem in _check_plain_data(value, lines, source, path + (key,))]
     if isinstance(data, list):
-        return [problem for index, value in enumerate(data) for problem in _check_plain_data(value, lines, source, path + (index,))]
+        return [problem for index, value in enumerate(data)
+                for problem in _check_plain_data(value, lines, source, path + (index,))]
     if data is None or isinstance(data, (str, int, float, bool)):
         return []
     return [Problem(source, lines.line_of(path), f"{type(data).__name__} value {data!r}: quote it to keep it text")]
@@ -218,7 +222,8 @@ def _check_location(data: dict, lines: LineMap, source: str, file_path: Path) ->
     topic, seed, slug = data.get("topic"), data.get("seed"), data.get("slug")
     folder = file_path.resolve().parent.name
     if isinstance(topic, str) and folder != topic:
-        problems.append(Problem(source, lines.line_of(("topic",)), f"topic {topic!r} but the file is in folder {folder!r}"))
+        problems.append(Problem(source, lines.line_of(("topic",)),
+                                f"topic {topic!r} but the file is in folder {folder!r}"))
     if isinstance(seed, int) and isinstance(slug, str):
         expected = f"{seed:03d}-{slug}.yaml"
         if file_path.name != expected:
@@ -268,16 +273,12 @@ def variant_choices(question: Question, limit: int = MAX_RENDERED_VARIANTS) -> l
 
 
 class _Engine:
-    """Checks that need the grading engine and the catalogue; imported on creation so
-    the structural checks still run while the engine is missing."""
+    """Checks that need the grading engine and the catalogue."""
 
     def __init__(self):
-        from grading import expressions, registry, units
-        from questions import rendering
-
         self.expressions = expressions
         self.registry = registry
-        self.units = units
+        self.quantities = quantities
         self.rendering = rendering
         self.catalogue = None  # loaded on first use: a broken catalogue is a problem, not a crash
 
@@ -446,7 +447,8 @@ class _Engine:
         try:
             mistakes = kind.mistake_answers(spec, context)
         except Exception as error:
-            report.add(("parts", index, "mistakes"), f"part {part.id!r}: mistakes do not evaluate: {_error_text(error)}", choices,
+            report.add(("parts", index, "mistakes"),
+                       f"part {part.id!r}: mistakes do not evaluate: {_error_text(error)}", choices,
                        same_as="mistakes fail")
             return
         for mistake_index, (text, feedback) in enumerate(mistakes):
@@ -472,7 +474,7 @@ class _Engine:
             try:
                 variant = self.rendering.draw_variant(question, 0, choices=choices, catalogue=self.catalogue)
                 value = self.expressions.evaluate(check.expr, variant.context)
-                expected = self.units.parse_quantity(str(check.equals))
+                expected = self.quantities.parse_quantity(str(check.equals))
                 value_magnitude, expected_magnitude = _comparable_magnitudes(value, expected)
             except Exception as error:
                 report.add(path, f"check {check.expr!r} cannot be computed: {_error_text(error)}", choices)

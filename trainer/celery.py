@@ -4,6 +4,7 @@ import os
 
 from celery import Celery, bootsteps
 from celery.utils import worker_direct
+from django.conf import settings
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "trainer.settings")
 
@@ -24,8 +25,6 @@ class HeartbeatStep(bootsteps.StartStopStep):
         self.entry = None
 
     def start(self, consumer):
-        from django.conf import settings
-
         hostname = consumer.hostname
         queues = ",".join(sorted(queue.name for queue in consumer.task_consumer.queues
                                  if queue.name != worker_direct(hostname).name))

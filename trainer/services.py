@@ -5,6 +5,9 @@ from django.db import transaction
 from django.utils import timezone
 
 import grading
+from grading.models import Attempt
+from questions.models import Topic
+from questions.selectors import practice_bank
 from trainer import progress as progress_model
 from trainer.models import MasterySnapshot, PracticeSharing, Progress
 from trainer.roles import Role
@@ -63,7 +66,8 @@ def progress_record_attempt(attempt, *, now=None, snapshot: bool = True) -> None
     """
     question = attempt.question_version.question
     info = question_info(question)
-    row = progress_model.AttemptRow(question.id, attempt.part_id, attempt.created_at, attempt.score or 0.0, attempt.correct)
+    row = progress_model.AttemptRow(question.id, attempt.part_id, attempt.created_at, attempt.score or 0.0,
+                                    attempt.correct)
     with transaction.atomic():
         record, _ = Progress.objects.select_for_update().get_or_create(user=attempt.user, question=question)
         state = progress_state(record, info)
@@ -82,9 +86,6 @@ def progress_record_attempt(attempt, *, now=None, snapshot: bool = True) -> None
 
 def mastery_snapshot_take(user, *, now) -> MasterySnapshot:
     """Store the user's mastery per topic now as today's point of their history."""
-    from questions.models import Topic
-    from questions.selectors import practice_bank
-
     questions = list(practice_bank().select_related(None))  # the dashboard's set, so the two agree
     records = {record.question_id: record for record in Progress.objects.filter(user=user)}
     progress = {q.id: progress_state(records.get(q.id), question_info(q)) for q in questions}
@@ -99,9 +100,6 @@ def mastery_snapshot_take(user, *, now) -> MasterySnapshot:
 def progress_rebuild(user) -> None:
     """Recompute a user's progress from all their graded answers (derived data repair):
     the attempts grading reported as scored, so runs of the examples are left out."""
-    from grading.models import Attempt
-    from questions.models import Question
-
     Progress.objects.filter(user=user).delete()
     MasterySnapshot.objects.filter(user=user).delete()
     attempts = Attempt.objects.filter(

@@ -3,6 +3,9 @@
 import pytest
 
 from gpu_runner import devices
+from questions.catalogue import load_catalogue
+
+GPUS = load_catalogue()["gpus"]
 
 
 @pytest.mark.parametrize("name, key", [
@@ -50,10 +53,11 @@ def test_no_nvidia_smi_means_no_gpu(monkeypatch):
 
 
 def test_catalogue_peaks_are_in_bytes_and_flops_per_second():
-    peak = devices.catalogue_peak("h200", "fp16_dense")
+    # The device side is handed the catalogue's GPU section, as a question's context holds it.
+    peak = devices.catalogue_peak(GPUS, "h200", "fp16_dense")
     assert peak.bandwidth == pytest.approx(4.8e12)
     assert peak.flops == pytest.approx(989.4e12)
-    assert devices.catalogue_peak(None) is None
-    assert devices.catalogue_peak("h200", "fp4_dense") is None  # a peak the part does not list
-    assert devices.catalogue_l2_bytes("h100_sxm") == 50_000_000
-    assert devices.catalogue_l2_bytes(None) == 0
+    assert devices.catalogue_peak(GPUS, None) is None
+    assert devices.catalogue_peak(GPUS, "h200", "fp4_dense") is None  # a peak the part does not list
+    assert devices.catalogue_l2_bytes(GPUS, "h100_sxm") == 50_000_000
+    assert devices.catalogue_l2_bytes(GPUS, None) == 0

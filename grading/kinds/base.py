@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import ClassVar
 
+from grading.templating import TemplateError, render_template
 from grading.verdict import Verdict
 
 
@@ -235,8 +236,6 @@ def render_feedback(text: str, context) -> str:
     """
     if "{{" not in text:
         return text
-    from grading.templating import TemplateError, render_template
-
     try:
         return render_template(text, context)
     except TemplateError:

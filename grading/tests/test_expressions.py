@@ -6,7 +6,7 @@ import pint
 import pytest
 
 from grading.expressions import ExpressionError, evaluate, read_quantity
-from grading.units import parse_quantity
+from grading.quantities import parse_quantity
 
 CONTEXT = {
     "gpu": {"hbm_bandwidth": parse_quantity("3.35 TB/s"), "name": "H100"},

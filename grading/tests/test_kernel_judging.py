@@ -13,14 +13,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grading.judge import Case, Tolerance
-from grading.judge.contract import load_judge
-from grading.sandbox.results import Limits, SandboxResult, Status
 from gpu_runner.devices import DeviceReading
 from gpu_runner.process import plain_runner
 from gpu_runner.timing import Work
+from grading.judge import Case, Tolerance
+from grading.judge.contract import load_judge
 from grading.kinds.kernel.judging import KernelOutcome, SpeedSpec, judge_kernel
 from grading.kinds.kernel.problem import KernelJudge, TensorRecipe, TimedShape
+from grading.sandbox.results import Limits, SandboxResult, Status
+from questions.catalogue import load_catalogue
 from questions.loader import BANK_DIR, load_file
 
 H200_FLOOR_MS = 1.0  # the test shape moves 4.8 GB: 1 ms at H200's 4.8 TB/s
@@ -89,13 +90,17 @@ class FakeGpuRun:
                              wall_seconds=1.0, cpu_seconds=1.0, peak_memory_bytes=None, note="")
 
 
+GPUS = load_catalogue()["gpus"]  # what a question's context hands the kernel kind
+
+
 def h200(index=0):
     return DeviceReading("NVIDIA H200", 1980, 3201, 1980, 40 + index)
 
 
 def judge_on_gpu(run, device=h200, **options):
     return judge_kernel(judge=DoublingJudge(), source=CANDIDATE, entrypoint="double", seed=7, speed=SPEED,
-                        on_gpu=True, run=run, reference_source="reference", read_device=device, **options)
+                        on_gpu=True, run=run, reference_source="reference", read_device=device,
+                        gpus=GPUS, **options)
 
 
 def test_fast_and_correct_is_accepted_next_to_the_reference():

@@ -26,9 +26,6 @@ SKIPPED_DIRS = {".git", ".venv", "node_modules", "__pycache__", "var", "tests", 
 ALLOWED = {
     "bench/bench_grading.py": "benchmarks the numeric and formula graders themselves: like a "
                               "test, it names the kinds it measures and writes their parts",
-    "gpu_runner/device_check.py": "lists the bank's kernel parts for the GPU device check; it "
-                                  "belongs with the kernel kind's device side, which is being "
-                                  "moved into grading/kinds/kernel/ separately",
 }
 
 

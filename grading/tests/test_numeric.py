@@ -4,7 +4,7 @@ import pytest
 
 import grading
 from grading.kinds.base import SpecError
-from grading.units import parse_quantity
+from grading.quantities import parse_quantity
 
 CONTEXT = {
     "weight_bytes": parse_quantity("140 GB"),

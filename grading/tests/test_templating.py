@@ -2,8 +2,8 @@
 
 import pytest
 
+from grading.quantities import parse_quantity
 from grading.templating import TemplateError, render_template
-from grading.units import parse_quantity
 
 CONTEXT = {
     "floor": parse_quantity("140 GB") / parse_quantity("3.35 TB/s"),

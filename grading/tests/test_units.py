@@ -4,15 +4,8 @@ import pint
 import pytest
 
 from grading.expressions import ExpressionError
-from grading.units import (
-    UNIT_NAMES,
-    describe_dimension,
-    format_number,
-    parse_quantity,
-    parse_unit,
-    preferred_display,
-    ureg,
-)
+from grading.quantities import parse_quantity, parse_unit, preferred_display
+from grading.units import UNIT_NAMES, describe_dimension, format_number, ureg
 
 
 @pytest.mark.parametrize(

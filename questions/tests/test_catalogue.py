@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from grading.units import parse_quantity
+from grading.quantities import parse_quantity
 from questions.catalogue import CATALOGUE_DIR, CatalogueError, load_catalogue
 
 FORMAT_KEYS = {

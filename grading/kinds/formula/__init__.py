@@ -29,8 +29,8 @@ from dataclasses import dataclass
 import latex2mathml.converter
 
 from grading.expressions import (
-    FUNCTIONS,
     CANDIDATE_LIMITS,
+    FUNCTIONS,
     DimensionError,
     ExpressionError,
     evaluate_tree,
@@ -51,15 +51,16 @@ from grading.expressions.symbolic import (
 from grading.expressions.syntax import Name
 from grading.kinds.base import (
     AnswerKind,
-    render_feedback,
     MistakeSpec,
     PartSpec,
     SpecError,
     common_fields,
     load_mistakes,
+    render_feedback,
     require_text,
 )
-from grading.units import Quantity, describe_dimension, dimensionality_of, parse_unit
+from grading.quantities import parse_unit
+from grading.units import Quantity, describe_dimension, dimensionality_of
 from grading.verdict import Verdict
 
 SAMPLES = 40

@@ -129,7 +129,7 @@ class KernelKind(AnswerKind):
                                    "this answer was not graded.", reading)
         on_gpu, note = grading_place()
         try:
-            report = run_kernel(spec, text, submission_seed(context), on_gpu)
+            report = run_kernel(spec, text, submission_seed(context), on_gpu, gpus=context.get("gpus") or {})
         except SandboxError as error:
             return Verdict.invalid(f"The sandbox failed before running this answer ({error}); "
                                    "it was not graded. Please submit again.", reading)
@@ -225,7 +225,8 @@ _TRITON_DECORATORS = frozenset({"triton.jit", "jit", "triton.autotune", "autotun
 
 def _load_speed(raw: Mapping) -> SpeedSpec:
     item = raw.get("speed")
-    if not isinstance(item, Mapping) or not {"metric", "threshold"} <= set(item) <= {"metric", "threshold", "peak", "share"}:
+    allowed = {"metric", "threshold", "peak", "share"}
+    if not isinstance(item, Mapping) or not {"metric", "threshold"} <= set(item) <= allowed:
         raise SpecError("must be {metric, threshold, peak, share}", "speed")
     if item["metric"] not in SPEED_METRICS:
         raise SpecError(f"must be one of {', '.join(SPEED_METRICS)}", "speed.metric")

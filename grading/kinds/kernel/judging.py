@@ -26,7 +26,7 @@ import ast
 import enum
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -36,6 +36,8 @@ from gpu_runner import devices, harness, timing
 from grading.judge.cases import Case, MalformedOutput, case_id, decode_output, encode_cases
 from grading.judge.runner import (
     HARNESS_SOURCE as JUDGE_HARNESS_SOURCE,
+)
+from grading.judge.runner import (
     WHOLE_RUN_OUTCOMES,
     JudgeReport,
     Outcome,
@@ -161,12 +163,15 @@ def judge_kernel(*, judge: KernelJudge, source: str, entrypoint: str, seed: int,
                  on_gpu: bool, run: Runner, limits=None, reference_source: str | None = None,
                  reference_times: dict | None = None, read_device=devices.read_device,
                  policy: timing.TimingPolicy = timing.TimingPolicy(), do_bench: bool = False,
-                 timed: bool = True) -> KernelReport:
+                 timed: bool = True, gpus: Mapping | None = None) -> KernelReport:
     """Judge ``source``. On a GPU the reference kernel is timed from ``reference_source``
     (a fresh process), unless ``reference_times`` (shape name -> median seconds, from an
     earlier run in the same session: the device check) is given. ``timed=False`` checks
     correctness on the GPU's full shapes only (the device check, for answers that must
-    fail correctness anyway). A source that launches no Triton kernel is rejected unrun."""
+    fail correctness anyway). A source that launches no Triton kernel is rejected unrun.
+    ``gpus`` is the catalogue's GPU section (the part's context has it), for the peaks
+    and the L2 size of the detected GPU."""
+    gpus = gpus or {}
     problem = launch_problem(source)
     if problem:
         return KernelReport(KernelOutcome.WRONG_ANSWER, JudgeReport(Outcome.WRONG_ANSWER, (), problem), on_gpu,
@@ -178,7 +183,7 @@ def judge_kernel(*, judge: KernelJudge, source: str, entrypoint: str, seed: int,
     before = read_device() if on_gpu else None
     key = devices.catalogue_key(before.name) if before else None
     plan = plan_for(entrypoint, on_gpu, shapes, seed=seed, policy=policy,
-                    l2_bytes=devices.catalogue_l2_bytes(key), do_bench=do_bench)
+                    l2_bytes=devices.catalogue_l2_bytes(gpus, key), do_bench=do_bench)
     result = run(files=run_files(cases, plan, source), entry=HARNESS_FILE, args=(OUT_DIR,),
                  **({"limits": limits} if limits is not None else {}))
     after = read_device() if on_gpu else None
@@ -201,8 +206,10 @@ def judge_kernel(*, judge: KernelJudge, source: str, entrypoint: str, seed: int,
         report = replace(correctness, outcome=Outcome.RUNTIME_ERROR, detail=f"timing {failed.name}: {failed.error}")
         return KernelReport(KernelOutcome.RUNTIME_ERROR, report, **base, shapes=measured)
     if reference_times is None and reference_source is not None:
-        reference_times = time_reference(judge, reference_source, entrypoint, seed, run, limits, policy, key)
-    return judge_shapes(correctness, measured, speed, key, reference_times or {}, base)
+        reference_times = time_reference(judge, reference_source, entrypoint, seed, run, limits, policy,
+                                         devices.catalogue_l2_bytes(gpus, key))
+    return judge_shapes(correctness, measured, speed, devices.catalogue_peak(gpus, key, speed.peak_field),
+                        reference_times or {}, base)
 
 
 def check_outputs(judge: KernelJudge, cases: list[Case], expected: list, result, after_pass: bool,
@@ -375,22 +382,20 @@ def _summarise(shape: TimedShape, record, words: RunWords) -> ShapeTiming:
 
 
 def time_reference(judge: KernelJudge, source: str, entrypoint: str, seed: int, run: Runner, limits,
-                   policy: timing.TimingPolicy, key: str | None) -> dict:
+                   policy: timing.TimingPolicy, l2_bytes: int) -> dict:
     """Median seconds per shape of the reference kernel, timed in its own fresh process
     with the same policy (shape name -> seconds; shapes that failed are left out)."""
     shapes = judge.timed_shapes()
-    plan = plan_for(entrypoint, True, shapes, seed=seed + 1, check=False, policy=policy,
-                    l2_bytes=devices.catalogue_l2_bytes(key))
+    plan = plan_for(entrypoint, True, shapes, seed=seed + 1, check=False, policy=policy, l2_bytes=l2_bytes)
     result = run(files=run_files([], plan, source), entry=HARNESS_FILE, args=(OUT_DIR,),
                  **({"limits": limits} if limits is not None else {}))
     timings = read_timing(result.files, shapes, RunWords(source, sealed=False))  # reviewed code
     return {shape.name: shape.median_seconds for shape in timings if not shape.error}
 
 
-def judge_shapes(correctness: JudgeReport, measured, speed: SpeedSpec, key: str | None,
+def judge_shapes(correctness: JudgeReport, measured, speed: SpeedSpec, peak: devices.Peak | None,
                  reference_times: dict, base: dict) -> KernelReport:
     """The speed verdict over every timed shape (all must pass), beside the reference."""
-    peak = devices.catalogue_peak(key, speed.peak_field)
     judged = []
     for shape in measured:
         judgement = timing.judge_speed(shape.median_seconds, shape.work, peak, speed.metric, speed.threshold)

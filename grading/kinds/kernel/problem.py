@@ -26,10 +26,10 @@ from typing import Any
 
 import numpy as np
 
+from gpu_runner.timing import Work
 from grading.judge.cases import Case
 from grading.judge.compare import Tolerance, compare_arrays, compare_values
 from grading.judge.contract import Judge
-from gpu_runner.timing import Work
 
 TORCH_DTYPES = ("float16", "bfloat16", "float32", "uint8", "int8", "int32", "int64")
 

@@ -23,23 +23,17 @@ import pint
 from grading.expressions import ExpressionError, evaluate, parse_trusted, read_quantity
 from grading.kinds.base import (
     AnswerKind,
-    render_feedback,
     MistakeSpec,
     PartSpec,
     SpecError,
     common_fields,
     load_mistakes,
     optional_number,
+    render_feedback,
     require_text,
 )
-from grading.units import (
-    ureg,
-    DisplayUnit,
-    describe_dimension,
-    dimensionality_of,
-    format_number,
-    parse_unit,
-)
+from grading.quantities import parse_unit
+from grading.units import DisplayUnit, describe_dimension, dimensionality_of, format_number, ureg
 from grading.verdict import Verdict
 
 _BINARY = {"KiB/kB": 1.024, "GiB/GB": 2**30 / 1e9, "TiB/TB": 2**40 / 1e12,
@@ -286,7 +280,8 @@ class NumericKind(AnswerKind):
                  "expected": self.expected_text(spec, context)}
         if _within(answer, reference, spec.rtol, spec.atol):
             return Verdict(valid=True, correct=True, score=1.0, feedback="Correct.", **shown)
-        if reading.bare and spec.unit.text in ("%", "percent") and _within(answer * 100, reference, spec.rtol, spec.atol):
+        if (reading.bare and spec.unit.text in ("%", "percent")
+                and _within(answer * 100, reference, spec.rtol, spec.atol)):
             # "0.25" or "16/64" for a percentage: a fraction, as people often write one.
             shown["interpreted"] = f"{shown['interpreted']}; read as a fraction: {answer * 100:.4g}%"
             shown["interpreted_html"] = html.escape(shown["interpreted"])
