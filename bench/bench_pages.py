@@ -101,7 +101,8 @@ def main():
     var_dir = tempfile.mkdtemp(prefix="bench-pages-")
     env = dict(os.environ, TRAINER_VAR_DIR=var_dir, DEBUG="0", SECRET_KEY="bench-only-secret-key",
                SECURE_COOKIES="0", STATIC_ROOT=f"{var_dir}/static", DATABASE_URL=f"sqlite:///{var_dir}/bench.sqlite3")
-    for command in (["migrate", "--noinput"], ["collectstatic", "--noinput"], ["sync_questions"], ["create_demo_accounts"]):
+    for command in (["migrate", "--noinput"], ["collectstatic", "--noinput"], ["sync_questions"],
+                    ["create_demo_accounts"]):
         subprocess.run([sys.executable, "manage.py", *command], cwd=ROOT, env=env, check=True, capture_output=True)
     slug = args.slug or subprocess.run(
         [sys.executable, "manage.py", "shell", "--no-imports", "-c",
@@ -111,7 +112,8 @@ def main():
 
     port = 18000 + os.getpid() % 1000
     server = subprocess.Popen(
-        [str(BIN / "gunicorn"), "trainer.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers", str(args.workers)],
+        [str(BIN / "gunicorn"), "trainer.wsgi:application", "--bind", f"127.0.0.1:{port}",
+         "--workers", str(args.workers)],
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     try:
@@ -129,9 +131,10 @@ def main():
         server.terminate()
         server.wait()
 
-    print(f"gunicorn workers={args.workers}, load: {args.concurrency} keep-alive clients x {args.seconds:.0f} s from a second process")
+    print(f"gunicorn workers={args.workers}, load: {args.concurrency} keep-alive clients x {args.seconds:.0f} s "
+          "from a second process")
     print(f"{'view':<34}{'requests':>9}{'median ms':>11}{'p99 ms':>9}{'req/s':>8}")
-    for name, row in ((f"/ping (baseline)", baseline), (f"/questions/{slug}/", page)):
+    for name, row in (("/ping (baseline)", baseline), (f"/questions/{slug}/", page)):
         print(f"{name:<34}{row['n']:>9}{row['median_ms']:>11.2f}{row['p99_ms']:>9.2f}{row['rps']:>8.0f}")
     print(f"question page / baseline: median x{page['median_ms'] / baseline['median_ms']:.1f}, "
           f"p99 x{page['p99_ms'] / baseline['p99_ms']:.1f}, throughput x{page['rps'] / baseline['rps']:.2f}")

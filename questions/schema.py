@@ -316,7 +316,8 @@ def _check_params(params: object, report: _Reporter) -> set[str]:
             report.add(path + ("choices",), f"parameter {name!r}: choices must be numbers or text")
         section = spec.get("catalogue")
         if section is not None and section not in CATALOGUE_SECTIONS:
-            report.add(path + ("catalogue",), f"unknown catalogue section {section!r}; one of: {', '.join(CATALOGUE_SECTIONS)}")
+            report.add(path + ("catalogue",),
+                       f"unknown catalogue section {section!r}; one of: {', '.join(CATALOGUE_SECTIONS)}")
     return set(params)
 
 

@@ -13,7 +13,6 @@ current, and a browser edit stays current until its file changes.
 from __future__ import annotations
 
 import json
-
 from dataclasses import dataclass, field
 from pathlib import Path
 

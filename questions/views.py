@@ -69,7 +69,13 @@ def preview(request, slug):
         {
             "version": version,
             "param_rows": [
-                {"name": param.name, "options": [(str(choice), param.name in choices and choices[param.name] == choice) for choice in param.choices]}
+                {
+                    "name": param.name,
+                    "options": [
+                        (str(choice), param.name in choices and choices[param.name] == choice)
+                        for choice in param.choices
+                    ],
+                }
                 for param in question.params
             ],
             "seed": seed,

@@ -27,7 +27,8 @@ class Line:
     last: float
 
 
-def history_lines(history, topics: list[tuple[str, str]], *, start, end, width: float = 560, height: float = 200) -> list[Line]:
+def history_lines(history, topics: list[tuple[str, str]], *, start, end, width: float = 560,
+                  height: float = 200) -> list[Line]:
     """One polyline per topic with any mastery in `history` ([(when, {topic: value})],
     ascending), x placed by time between `start` and `end`; y grows downwards in SVG."""
     span = max((end - start).total_seconds(), 1.0)

@@ -77,7 +77,8 @@ class QuestionProgress:
         return "attempted" if self.attempted else "new"
 
 
-def replay(questions: list[QuestionInfo], attempts: list[AttemptRow], until: datetime | None = None) -> dict[int, QuestionProgress]:
+def replay(questions: list[QuestionInfo], attempts: list[AttemptRow],
+           until: datetime | None = None) -> dict[int, QuestionProgress]:
     """Each question's progress after the attempts (oldest first) made up to `until`."""
     progress = {info.id: QuestionProgress(info) for info in questions}
     for row in attempts:
@@ -114,7 +115,8 @@ def mastery_by_topic(progress: dict[int, QuestionProgress], topics: list[str], n
     return {topic: (earned / possible if possible else 0.0) for topic, (earned, possible) in totals.items()}
 
 
-def next_question(progress: dict[int, QuestionProgress], mastery: dict[str, float], now: datetime) -> QuestionProgress | None:
+def next_question(progress: dict[int, QuestionProgress], mastery: dict[str, float],
+                  now: datetime) -> QuestionProgress | None:
     """What to practise next: in the weakest topic that has something to do, a question
     due for review first, else the easiest new one; else any question due anywhere."""
     for topic in sorted(mastery, key=lambda name: (mastery[name], name)):

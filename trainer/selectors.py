@@ -18,7 +18,6 @@ from trainer.interviews import selectors as interview_selectors
 from trainer.interviews.models import Interview, InterviewQuestion
 from trainer.models import MasterySnapshot, PracticeSharing, Progress
 
-
 STATUSES = ("new", "attempted", "solved", "due")
 
 

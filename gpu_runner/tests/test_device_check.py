@@ -29,7 +29,8 @@ def canned(outcome, median=None, do_bench=None, timed=True):
 
 @pytest.fixture
 def softmax_only(monkeypatch):
-    monkeypatch.setattr("gpu_runner.devices.read_device", lambda index=0: DeviceReading("NVIDIA H200", 1980, 3201, 1980, 40))
+    monkeypatch.setattr("gpu_runner.devices.read_device",
+                        lambda index=0: DeviceReading("NVIDIA H200", 1980, 3201, 1980, 40))
     return ["--only", "looped-softmax-vocab"]
 
 
@@ -92,7 +93,8 @@ def test_without_a_gpu_it_says_so(monkeypatch, capsys):
 
 
 def test_sandbox_mode_refuses_without_a_ready_sandbox(monkeypatch, softmax_only, capsys):
-    monkeypatch.setattr("gpu_runner.process.gpu_sandbox_missing", lambda: "no /dev/nvidia* device nodes on this machine")
+    monkeypatch.setattr("gpu_runner.process.gpu_sandbox_missing",
+                        lambda: "no /dev/nvidia* device nodes on this machine")
     assert device_check.main([*softmax_only, "--sandbox"]) == 2
     assert "the sandbox cannot run on this GPU: no /dev/nvidia*" in capsys.readouterr().out
 

@@ -64,7 +64,8 @@ def test_with_device_nodes_kernels_go_to_the_gpu_in_a_sandbox_holding_them(monke
     assert grading_place() == (True, "")
     source = ("import json, os, sys\n"
               "nodes = sorted(n for n in os.listdir('/dev') if n.startswith('trainer-test-nvidia'))\n"
-              "json.dump({'nodes': nodes, 'sys': os.path.isdir('/sys/devices')}, open(sys.argv[1] + '/seen.json', 'w'))\n")
+              "json.dump({'nodes': nodes, 'sys': os.path.isdir('/sys/devices')},"
+              " open(sys.argv[1] + '/seen.json', 'w'))\n")
     run = process.sandbox_runner(on_gpu=True)
     result = run(files={"probe.py": source.encode()}, entry="probe.py", args=("/sandbox/out",),
                  limits=Limits(cpu_seconds=5, wall_seconds=20))

@@ -23,7 +23,6 @@ from grading.expressions.evaluation import (
     unit_value,
 )
 from grading.expressions.rendering import symbol_latex, to_latex, to_text
-from grading.units import COUNT_WORDS
 from grading.expressions.syntax import (
     CANDIDATE_LIMITS,
     FUNCTIONS,
@@ -42,6 +41,7 @@ from grading.expressions.syntax import (
     parse,
     walk,
 )
+from grading.units import COUNT_WORDS
 
 __all__ = [
     "CANDIDATE_LIMITS", "FUNCTIONS", "KNOWN_UNITS_SUMMARY", "TRUSTED_LIMITS", "Binary",

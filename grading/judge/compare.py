@@ -46,7 +46,8 @@ def tolerance_for(dtype) -> Tolerance:
     return TOLERANCES.get(np.dtype(dtype), TOLERANCES[np.dtype(np.float32)])
 
 
-def compare_values(got: Any, expected: Any, tolerance: Tolerance | None = None, where: str = "the result") -> str | None:
+def compare_values(got: Any, expected: Any, tolerance: Tolerance | None = None,
+                   where: str = "the result") -> str | None:
     """None if ``got`` matches ``expected``, else a one-line description of the first
     difference. ``expected`` is an array, list, dict, str, bool, int, float or None;
     ``tolerance`` applies to floats (default: by the expected array's dtype)."""
@@ -142,7 +143,8 @@ def _compare_finite_floats(got: np.ndarray, expected: np.ndarray, tolerance: Tol
             return f"{where} is all zeros, expected a non-zero result"
         relative = float(np.linalg.norm(got[finite] - expected[finite])) / reference_norm
         if relative > tolerance.norm_rtol:
-            return f"{where} differs from the expected by {relative:.3g} in relative norm (allowed {tolerance.norm_rtol:.3g})"
+            return (f"{where} differs from the expected by {relative:.3g} in relative norm "
+                    f"(allowed {tolerance.norm_rtol:.3g})")
     return None
 
 

@@ -104,7 +104,8 @@ def check_code_judge(spec, judge: Judge, seeds: tuple[int, ...] = CHECK_SEEDS) -
     return problems + seeded
 
 
-_RESULT_TOKEN = re.compile(r"(?<![\w.])(?:True|False|None|-?inf|nan|-?\d+\.?\d*(?:e[-+]?\d+)?)(?!\w)|'[^']*'|\"[^\"]*\"")
+_RESULT_TOKEN = re.compile(r"(?<![\w.])(?:True|False|None|-?inf|nan|-?\d+\.?\d*(?:e[-+]?\d+)?)(?!\w)"
+                           r"|'[^']*'|\"[^\"]*\"")
 
 
 def example_result_problem(shown: str, reference) -> str:

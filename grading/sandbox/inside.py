@@ -5,7 +5,8 @@ Contract with the host (grading/sandbox/interpreter.py):
   1. optionally preload, then write one byte b"R" to READY_FD and close it;
   2. read the job, a JSON object, from stdin until EOF: {"entry", "args", "rlimits",
      "cpu_seconds"};
-  3. close every other descriptor, lower the rlimits to the job's, and run /sandbox/in/ENTRY as __main__ with cwd /sandbox/in.
+  3. close every other descriptor, lower the rlimits to the job's, and run /sandbox/in/ENTRY
+     as __main__ with cwd /sandbox/in.
 It runs before any untrusted code, but nothing the host relies on comes back from it:
 the verdict comes from the exit status and the cgroups.
 Kept free of imports from the project: it runs with the sandbox's Python only.

@@ -109,7 +109,8 @@ def test_outputs_come_back_as_data():
     ({"c000.json": b'{"value": {"__ndarray__": "c001.0.npy"}}', "c001.0.npy": _npy(np.ones(1))}, "would not write"),
     ({"c000.json": b'{"value": {"__ndarray__": "c000.0.npy"}}',
       "c000.0.npy": _npy(np.array([object()], dtype=object), allow_pickle=True)}, "not a plain .npy"),
-    ({"c000.json": b'{"value": {"__ndarray__": "c000.0.npy"}}', "c000.0.npy": pickle.dumps([1, 2])}, "not a plain .npy"),
+    ({"c000.json": b'{"value": {"__ndarray__": "c000.0.npy"}}',
+      "c000.0.npy": pickle.dumps([1, 2])}, "not a plain .npy"),
     ({"c000.json": b'{"error": "boom"}'}, "error record"),
     ({"c000.json": b" " * (5 * 1024 * 1024)}, "more than the judge reads"),
 ])
@@ -216,7 +217,8 @@ def test_a_crash_shows_only_the_candidates_frames():
 
 
 def test_an_import_failure_reported_by_the_harness_is_a_runtime_error():
-    record = {"error": {"type": "NameError", "message": "name 'x' is not defined", "traceback": '  File "solution.py", line 2'}}
+    record = {"error": {"type": "NameError", "message": "name 'x' is not defined",
+                        "traceback": '  File "solution.py", line 2'}}
     report, _ = _judge(lambda files: _Result(files={"_import.json": json.dumps(record).encode()}))
     assert report.outcome is Outcome.RUNTIME_ERROR and "NameError" in report.detail and report.results == ()
 

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from grading.judge.contract import load_judge
-from grading.sandbox.results import Limits
 from gpu_runner.process import plain_runner
+from grading.judge.contract import load_judge
 from grading.kinds.kernel import feedback
 from grading.kinds.kernel.judging import KernelOutcome, LaunchCheck, SpeedSpec, judge_kernel, launch_problem
+from grading.sandbox.results import Limits
 from questions.loader import BANK_DIR, load_file
 
 DATA = Path(__file__).parent / "data" / "kernel"

@@ -10,9 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from grading.sandbox import Limits, SandboxResult, Status, run_python, sandbox_available
+from grading.sandbox import Limits, SandboxResult, Status, run_python, sandbox_available, slots
 from grading.sandbox import pool as warm_pool
-from grading.sandbox import slots
 from grading.sandbox.interpreter import _classify
 
 AVAILABLE, WHY_NOT = sandbox_available()

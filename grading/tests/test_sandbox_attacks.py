@@ -6,7 +6,6 @@ not be shown or stored); it must now get a plain verdict and leave the worker al
 Contained attacks live in test_sandbox_hostile.py and test_judge_sandbox.py.
 """
 
-import json
 import textwrap
 
 import pytest

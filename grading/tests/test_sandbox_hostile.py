@@ -16,9 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from grading.sandbox import Limits, SandboxResult, Status, run_python, sandbox_available
+from grading.sandbox import Limits, SandboxResult, Status, run_python, sandbox_available, slots
 from grading.sandbox import pool as warm_pool
-from grading.sandbox import slots
 
 AVAILABLE, WHY_NOT = sandbox_available()
 pytestmark = [pytest.mark.sandbox, pytest.mark.skipif(not AVAILABLE, reason=WHY_NOT)]

@@ -24,7 +24,8 @@ BASE_QUESTION = {
         "weight_bytes": "model.params * dtype.bytes",
         "floor": "weight_bytes / gpu.hbm_bandwidth",
     },
-    "statement": "A {{ model.name }} in {{ dtype.name }} runs on one {{ gpu.name }}.\n\nThe step time is $t = W / B$.\n",
+    "statement": "A {{ model.name }} in {{ dtype.name }} runs on one {{ gpu.name }}.\n\n"
+                 "The step time is $t = W / B$.\n",
     "parts": [
         {
             "id": "floor",
@@ -32,7 +33,9 @@ BASE_QUESTION = {
             "prompt": "What is the decode step's lower bound, in milliseconds?",
             "answer": "weight_bytes / gpu.hbm_bandwidth",
             "unit": "ms",
-            "mistakes": [{"answer": "weight_bytes * 8 / gpu.hbm_bandwidth", "feedback": "You counted bits, not bytes."}],
+            "mistakes": [
+                {"answer": "weight_bytes * 8 / gpu.hbm_bandwidth", "feedback": "You counted bits, not bytes."}
+            ],
         },
         {
             "id": "kv_per_token",
@@ -115,6 +118,8 @@ def make_user(username: str, role: str | None = None, **fields):
     if role:
         group, _ = Group.objects.get_or_create(name=role)
         if role == "admin":
-            group.permissions.add(Permission.objects.get(content_type__app_label="questions", codename="author_questions"))
+            group.permissions.add(
+                Permission.objects.get(content_type__app_label="questions", codename="author_questions")
+            )
         user.groups.add(group)
     return user

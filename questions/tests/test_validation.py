@@ -103,7 +103,9 @@ def test_a_check_that_does_not_hold_is_a_problem():
     checks = [{"expr": "weight_bytes", "equals": "99 GB", "when": {"model": "llama31_8b"}}]
     text = question_yaml(checks=checks)
     [message] = messages_for(text)
-    assert message.startswith(f"{line_of(text, 'expr: weight_bytes')}: check 'weight_bytes' gives 16.06 GB, expected 99 GB")
+    assert message.startswith(
+        f"{line_of(text, 'expr: weight_bytes')}: check 'weight_bytes' gives 16.06 GB, expected 99 GB"
+    )
 
 
 def test_a_check_in_the_wrong_dimension_is_a_problem():
@@ -123,7 +125,9 @@ def test_unquoted_dates_are_a_problem():
     parts = question_data()["parts"]
     parts[2]["model_answer"] = "PLACEHOLDER"
     text = question_yaml(parts=parts).replace("PLACEHOLDER", "2024-06-01")
-    assert messages_for(text) == [f"{line_of(text, '2024-06-01')}: date value datetime.date(2024, 6, 1): quote it to keep it text"]
+    assert messages_for(text) == [
+        f"{line_of(text, '2024-06-01')}: date value datetime.date(2024, 6, 1): quote it to keep it text"
+    ]
 
 
 def test_folder_and_file_name_must_match(tmp_path):
@@ -144,7 +148,9 @@ def test_slugs_are_unique_across_files(tmp_path):
     second = write_question(tmp_path, seed=2)
     reports = validate_paths([first, second])
     assert reports[0].ok
-    assert [problem.message for problem in reports[1].problems] == [f"slug 'decode-floor-test' is also used by {reports[0].path}"]
+    assert [problem.message for problem in reports[1].problems] == [
+        f"slug 'decode-floor-test' is also used by {reports[0].path}"
+    ]
 
 
 def test_a_seed_is_asked_once_per_kind_of_parts(tmp_path):

@@ -34,7 +34,9 @@ def test_anonymous_users_are_sent_to_log_in(client, stored_question):
 
 def test_preview_shows_the_variant_picked_in_the_query(client, users, stored_question):
     client.force_login(users["admin"])
-    response = client.get(reverse("questions:preview", args=[stored_question.slug]), {"gpu": "h200", "model": "llama33_70b"})
+    response = client.get(
+        reverse("questions:preview", args=[stored_question.slug]), {"gpu": "h200", "model": "llama33_70b"}
+    )
     assert response.status_code == 200
     page = response.content.decode()
     assert "gpu=h200" in page and "model=llama33_70b" in page

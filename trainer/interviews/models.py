@@ -150,7 +150,9 @@ class InterviewEvent(models.Model):
     sequence = models.PositiveIntegerField()
     kind = models.CharField(max_length=20, choices=Kind.choices)
     at = models.DateTimeField(default=timezone.now)
-    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     question = models.ForeignKey(InterviewQuestion, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
     part_id = models.CharField(max_length=64, blank=True)
     data = models.JSONField(default=dict, blank=True)

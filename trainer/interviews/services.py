@@ -18,8 +18,8 @@ from django.db.models import F
 from django.utils import timezone
 
 from grading import services as grading_services
-from grading.models import Attempt
 from grading.kinds.base import SpecError
+from grading.models import Attempt
 from grading.storable import bounded_prefix, storable
 from questions.schema import Question
 from trainer.interviews import selectors
@@ -165,7 +165,9 @@ def interview_start(*, interview: Interview, user) -> Interview:
             status=Interview.Status.ACTIVE, started_at=now, deadline=now + interview.time_limit
         )
         if started:
-            event_append(interview.id, Kind.STARTED, actor=user, data={"deadline": (now + interview.time_limit).isoformat()})
+            event_append(
+                interview.id, Kind.STARTED, actor=user, data={"deadline": (now + interview.time_limit).isoformat()}
+            )
     interview.refresh_from_db()
     if interview.candidate_id != user.id:
         raise InterviewRefused("only the candidate can start the interview")

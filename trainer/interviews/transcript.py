@@ -45,7 +45,9 @@ def code_diff(before: str, after: str, *, before_name: str, after_name: str) -> 
 
 
 def _starter(entry) -> str:
-    return str(Question.from_data(entry.question.question_version.data).part(entry.event.part_id).raw.get("starter") or "")
+    return str(
+        Question.from_data(entry.question.question_version.data).part(entry.event.part_id).raw.get("starter") or ""
+    )
 
 
 def attach_code_diffs(entries: list[selectors.TimelineEntry]) -> None:
@@ -107,8 +109,8 @@ def _event_json(entry: selectors.TimelineEntry) -> dict:
         "part": event.part_id or None, "data": event.data,
     }
     if entry.attempt is not None:
-        row["attempt"] = {"status": entry.attempt.status, "correct": entry.attempt.correct, "score": entry.attempt.score,
-                          "purpose": entry.attempt.purpose}
+        row["attempt"] = {"status": entry.attempt.status, "correct": entry.attempt.correct,
+                          "score": entry.attempt.score, "purpose": entry.attempt.purpose}
         if entry.attempt.purpose == Attempt.Purpose.EXAMPLES:  # a run's result is its feedback, one line an example
             row["attempt"]["feedback"] = (entry.attempt.verdict or {}).get("feedback", "")
             row["attempt"]["failure_reason"] = entry.attempt.failure_reason
@@ -208,7 +210,8 @@ def _event_markdown(entry: selectors.TimelineEntry) -> list[str]:
         if event.kind == Kind.ANSWER_INVALID:
             lines.append(f"  - unreadable, no attempt used: {md.text(data.get('feedback', ''))}")
             if data.get("cut"):
-                lines.append(f"  - only its first {len(answer):,} of {data.get('answer_chars', 0):,} characters were kept")
+                lines.append(f"  - only its first {len(answer):,} of {data.get('answer_chars', 0):,} "
+                             "characters were kept")
         elif entry.attempt is not None:
             verdict = {True: "correct", False: "wrong", None: "recorded"}[entry.attempt.correct]
             lines.append(f"  - {entry.attempt.status}: {verdict}, score {entry.attempt.score}")

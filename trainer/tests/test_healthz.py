@@ -1,12 +1,11 @@
 from datetime import timedelta
 
+import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from grading import health
 from trainer.celery import app as celery_app
-
-import pytest
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@
 import pytest
 from django.urls import reverse
 
-
 CANDIDATE_PAGES = ["question-list"]
 INTERVIEWER_PAGES = ["review"]
 ADMIN_PAGES = ["admin:index", "admin:questions_question_changelist"]
@@ -45,7 +44,8 @@ def test_admin_reaches_everything(client, login_as, admin_user):
         assert client.get(reverse(name)).status_code == 200, name
 
 
-def test_candidate_cannot_poll_another_candidates_attempt(client, login_as, candidate, other_candidate, decode_question):
+def test_candidate_cannot_poll_another_candidates_attempt(client, login_as, candidate, other_candidate,
+                                                          decode_question):
     from grading.services import attempt_submit
 
     result = attempt_submit(user=other_candidate, version=decode_question, part_id="floor", seed=1, answer="5 ms")

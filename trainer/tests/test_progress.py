@@ -32,7 +32,8 @@ def test_mastery_weights_difficulty_and_counts_every_part():
 def test_mastery_fades_with_a_30_day_half_life():
     attempts = [row(EASY, "a", 0, 1.0, True)]
     progress = replay(QUESTIONS, attempts)
-    now, later = mastery_by_topic(progress, ["roofline"], T0), mastery_by_topic(progress, ["roofline"], T0 + timedelta(days=30))
+    now, later = (mastery_by_topic(progress, ["roofline"], T0),
+                  mastery_by_topic(progress, ["roofline"], T0 + timedelta(days=30)))
     assert later["roofline"] == pytest.approx(now["roofline"] / 2)
 
 

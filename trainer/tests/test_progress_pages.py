@@ -57,8 +57,8 @@ def test_list_and_dashboard_queries_do_not_grow_with_attempts(
 
 
 def test_dashboard_mastery_moves_when_a_question_is_solved(client, login_as, candidate, decode_question):
-    from questions.rendering import draw_variant
     import grading
+    from questions.rendering import draw_variant
 
     login_as(candidate)
     before = client.get(reverse("dashboard")).content.decode()
@@ -86,10 +86,9 @@ def test_exports_hold_every_attempt(client, login_as, candidate, other_candidate
 
 
 def test_rebuilding_progress_from_attempts_matches_the_incremental_record(candidate, decode_question):
+    from grading.models import Attempt
     from trainer.models import Progress
     from trainer.services import progress_rebuild
-
-    from grading.models import Attempt
 
     for answer in ["1 s", "2 ms", "3 s"]:
         _answer(candidate, decode_question, answer)

@@ -8,13 +8,12 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from conftest import PASSWORD
 from grading import services as grading_services
 from trainer import services
 from trainer.interviews import services as interview_services
 from trainer.interviews.tests.conftest import make_interview, start
 from trainer.roles import Role
-
-from conftest import PASSWORD
 
 
 def _interview_answer(interview, candidate, answer):

@@ -5,7 +5,12 @@ from django.urls import reverse
 def test_signup_creates_a_logged_in_candidate(client, db):
     response = client.post(
         reverse("signup"),
-        {"username": "newbie", "email": "n@example.com", "password1": "kv-cache-is-2LHd", "password2": "kv-cache-is-2LHd"},
+        {
+            "username": "newbie",
+            "email": "n@example.com",
+            "password1": "kv-cache-is-2LHd",
+            "password2": "kv-cache-is-2LHd",
+        },
     )
     assert response.status_code == 302
     user = User.objects.get(username="newbie")

@@ -219,7 +219,8 @@ def _submit(request, slug, part_id, **options):
 @require_POST
 @_locked_page
 def submit_answer(request, slug, part_id):
-    return _submit(request, slug, part_id, hints_used=_hints_taken(request, slug), time_taken=_time_taken(request, slug))
+    return _submit(request, slug, part_id, hints_used=_hints_taken(request, slug),
+                   time_taken=_time_taken(request, slug))
 
 
 @login_required

@@ -198,7 +198,8 @@ def _load_examples(raw: Mapping) -> tuple[CodeExample, ...]:
         label = f"examples[{index}]"
         if not isinstance(item, Mapping) or set(item) != {"name", "call", "result"}:
             raise SpecError("must be {name, call, result}", label)
-        examples.append(CodeExample(*(require_text(item, key, label=f"{label}.{key}") for key in ("name", "call", "result"))))
+        examples.append(CodeExample(*(require_text(item, key, label=f"{label}.{key}")
+                                      for key in ("name", "call", "result"))))
     names = [example.name for example in examples]
     if len(set(names)) != len(names):
         raise SpecError("example names must be unique", "examples")
@@ -234,7 +235,8 @@ def _load_solutions(raw: Mapping, entrypoint: str) -> tuple[ExampleSolution, ...
     solutions = []
     for index, item in enumerate(items):
         label = f"solutions[{index}]"
-        if not isinstance(item, Mapping) or not {"verdict", "code"} <= set(item) <= {"verdict", "code", "failing_groups", "why"}:
+        if (not isinstance(item, Mapping)
+                or not {"verdict", "code"} <= set(item) <= {"verdict", "code", "failing_groups", "why"}):
             raise SpecError("must be {verdict, code, failing_groups, why}", label)
         verdict = verdicts.get(item["verdict"])
         if verdict is None:

@@ -8,9 +8,9 @@ NumPy softmax attention with scale 1/sqrt(D), causal when asked (query i sees ke
 
 import numpy as np
 
+from gpu_runner.timing import Work
 from grading.judge import Case, Tolerance
 from grading.kinds.kernel.problem import KernelJudge, TensorRecipe, TimedShape
-from gpu_runner.timing import Work
 
 
 def attention_case(rng, name: str, group: str, batch: int, heads: int, length: int, dim: int, causal: bool,

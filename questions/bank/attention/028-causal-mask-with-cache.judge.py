@@ -47,7 +47,8 @@ class MaskJudge(Judge):
         return [
             _case(f"prefill of {prompt} tokens, no cache", "prefill", [0], [prompt]),
             _case("decode: one new token per row, four different cache lengths", "decode", cached, [1, 1, 1, 1]),
-            _case(f"chunked prefill: {chunk_new} new tokens after {chunk_cache} cached", "chunked", [chunk_cache], [chunk_new]),
+            _case(f"chunked prefill: {chunk_new} new tokens after {chunk_cache} cached", "chunked",
+                  [chunk_cache], [chunk_new]),
             _case("two rows with the same cache and chunk lengths", "chunked", [pair_cache] * 2, [pair_new] * 2),
             _case("a ragged batch: mixed cache and new lengths, padded queries and keys", "ragged",
                   ragged_cache, ragged_new, extra_queries=1, extra_keys=2),

@@ -58,7 +58,8 @@ class TiledJudge(Judge):
         random_mask[:, 0] = True  # no row fully masked here
         cases.append(Case("a random mask", "basic", (q, k, v, random_mask, 32)))
         q, k, v = _inputs(rng, 40, 203, 32)
-        cases.append(Case("causal, 203 keys in tiles of 64 (a short last tile)", "ragged", (q, k, v, _causal(40, 203), 64)))
+        cases.append(Case("causal, 203 keys in tiles of 64 (a short last tile)", "ragged",
+                          (q, k, v, _causal(40, 203), 64)))
         q, k, v = _inputs(rng, 16, 100, 8)
         cases.append(Case("tile 7 over 100 keys", "ragged", (q, k, v, np.ones((16, 100), dtype=bool), 7)))
         q, k, v = _inputs(rng, 32, 256, 32)

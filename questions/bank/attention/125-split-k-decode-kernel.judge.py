@@ -10,9 +10,9 @@ reference is float64 NumPy over the float16 inputs.
 
 import numpy as np
 
+from gpu_runner.timing import Work
 from grading.judge import Case, Tolerance
 from grading.kinds.kernel.problem import KernelJudge, TensorRecipe, TimedShape
-from gpu_runner.timing import Work
 
 
 def decode_case(rng, name: str, group: str, *, heads: int, kv_heads: int, dim: int, max_len: int,

@@ -8,9 +8,9 @@ precision differ from it.
 
 import numpy as np
 
+from gpu_runner.timing import Work
 from grading.judge import Case
 from grading.kinds.kernel.problem import KernelJudge, TensorRecipe, TimedShape, check_sum_of_products
-from gpu_runner.timing import Work
 
 
 def gemv_case(rng, name: str, group: str, rows: int, cols: int) -> Case:

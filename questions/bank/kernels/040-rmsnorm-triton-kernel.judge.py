@@ -8,9 +8,9 @@ tiny values where eps is a large part of the mean square, one a row of zeros.
 
 import numpy as np
 
+from gpu_runner.timing import Work
 from grading.judge import Case, Tolerance
 from grading.kinds.kernel.problem import KernelJudge, TensorRecipe, TimedShape
-from gpu_runner.timing import Work
 
 EPS = 1e-5
 

@@ -8,9 +8,9 @@ the even k in the low nibble. The reference dequantizes in float64.
 
 import numpy as np
 
+from gpu_runner.timing import Work
 from grading.judge import Case
 from grading.kinds.kernel.problem import KernelJudge, TensorRecipe, TimedShape, check_sum_of_products
-from gpu_runner.timing import Work
 
 
 def quantized(rng, rows: int, cols: int, group: int):

@@ -10,9 +10,9 @@ that falls in one is masked whole.
 
 import numpy as np
 
+from gpu_runner.timing import Work
 from grading.judge import Case, Tolerance
 from grading.kinds.kernel.problem import KernelJudge, TensorRecipe, TimedShape
-from gpu_runner.timing import Work
 
 VOCAB = 128_256  # Llama 3's vocabulary
 MASK_SPAN = 8_192

@@ -139,7 +139,8 @@ class StreamJudge(Judge):
                 ids = tokenize(rng, _text(rng, WORDS, 25).encode(), merges)
                 if _splits_a_character(merges, ids):
                     break
-            cases.append(_case(f"emoji, CJK and accents split at random bytes ({number + 1})", "utf8_split", merges, [], ids))
+            cases.append(_case(f"emoji, CJK and accents split at random bytes ({number + 1})", "utf8_split",
+                               merges, [], ids))
         # An ASCII stop string with decoy prefixes before it; then one that never completes.
         stop = "".join(rng.choice(list("STOPXYZ"), size=4))
         before = _text(rng, ascii_words, 8) + stop[:2] + _text(rng, ascii_words, 3) + stop[:3] + " "

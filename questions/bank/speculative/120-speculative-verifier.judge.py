@@ -157,7 +157,8 @@ class VerifierJudge(Judge):
         if got.shape != expected.shape:
             return f"the result has shape {got.shape}, expected {expected.shape}"
         if "targets" not in case.secret:  # an example: the outcome is certain
-            return None if np.array_equal(got, expected) else f"the result is {got.tolist()}, expected {expected.tolist()}"
+            return (None if np.array_equal(got, expected)
+                    else f"the result is {got.tolist()}, expected {expected.tolist()}")
         draft_tokens, draft_probs, target_probs, drafted, _ = case.args
         return (_exact_problem(got.astype(np.int64), draft_tokens, draft_probs, target_probs, drafted)
                 or _statistical_problem(got.astype(np.int64), drafted, case.secret["targets"], case.secret["drafts"]))

@@ -14,7 +14,9 @@ class Command(BaseCommand):
         parser.add_argument("files", nargs="*", help="question files (default: every bank file)")
         parser.add_argument("--slug", help="only the question with this slug")
         parser.add_argument(
-            "--database", action="store_true", help="validate each question's current stored version instead of the files"
+            "--database",
+            action="store_true",
+            help="validate each question's current stored version instead of the files",
         )
 
     def handle(self, *args, **options):
@@ -24,7 +26,9 @@ class Command(BaseCommand):
             if slug:
                 questions = questions.filter(slug=slug)
             reports = [
-                validate_text(question.current_version.source_text, f"{question.slug} v{question.current_version.number}")
+                validate_text(
+                    question.current_version.source_text, f"{question.slug} v{question.current_version.number}"
+                )
                 for question in questions
             ]
         else:

@@ -3,9 +3,9 @@
 The interviewer creates the interview and watches it live; a guest candidate joins by
 the link, answers wrongly once (graded by a real Celery worker thread), takes a hint,
 types code and runs a solution on its visible examples (in the sandbox, by the same
-worker) while the interviewer watches the result arrive; the clock runs out (the deadline is moved to a few seconds from now through
-the service, and the page's own clock closes the room); the interviewer replays the
-typing and submits a scorecard.
+worker) while the interviewer watches the result arrive; the clock runs out (the
+deadline is moved to a few seconds from now through the service, and the page's own
+clock closes the room); the interviewer replays the typing and submits a scorecard.
 """
 
 import re

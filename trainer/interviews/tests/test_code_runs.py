@@ -220,7 +220,8 @@ def test_the_live_timeline_follows_a_run_until_it_is_done(client, login_as, codi
     monitor = client.get(reverse("interview-monitor", args=[coding.id])).content.decode()
     assert 'data-run="pending"' in monitor and "grading=1" in monitor  # it keeps asking while the run waits
     url = reverse("interview-timeline", args=[coding.id])
-    assert client.get(url, {"after": coding.last_sequence}, **HTMX).status_code == 204  # nothing new to a page not waiting
+    # nothing new to a page not waiting
+    assert client.get(url, {"after": coding.last_sequence}, **HTMX).status_code == 204
     finish_as_grading_does(attempt)
     poll = client.get(url, {"after": coding.last_sequence, "grading": "1"}, **HTMX)
     body = poll.content.decode()

@@ -146,7 +146,8 @@ def test_lists_show_each_user_only_their_interviews(client, login_as, interviewe
         login_as(user)
         response = client.get(reverse("interview-list"))
         assert response.status_code == 200
-        return {row.id for row in response.context["panel_rows"]}, {row.id for row in response.context["candidate_rows"]}
+        return ({row.id for row in response.context["panel_rows"]},
+                {row.id for row in response.context["candidate_rows"]})
 
     assert visible(candidate) == (set(), {mine.id})
     assert visible(other_candidate) == (set(), {theirs.id})

@@ -52,7 +52,9 @@ def test_a_draft_scorecard_is_private_until_submitted(client, login_as, started_
     assert b"Clear on bandwidth." in client.get(transcript_url).content  # the author sees their draft
     login_as(second_interviewer)
     assert b"Clear on bandwidth." not in client.get(transcript_url).content
-    assert b"Clear on bandwidth." not in client.get(reverse("interview-export", args=[started_interview.id, "md"])).content
+    assert b"Clear on bandwidth." not in client.get(
+        reverse("interview-export", args=[started_interview.id, "md"])
+    ).content
     assert b"Clear on bandwidth." not in client.get(url).content  # their own scorecard is a fresh one
 
     services.interview_end(interview=started_interview, ended_by=interviewer)

@@ -51,12 +51,16 @@ def test_each_code_submission_is_diffed_against_the_previous_one(coded):
     assert first.diff[0] == "--- starter code"
     assert "-    raise NotImplementedError" in first.diff and "+    return 0" in first.diff
     assert "-    return 0" in second.diff and "+    return sum(xs)" in second.diff
-    assert not [entry for entry in entries if entry.event.kind == Kind.ANSWER and entry.event.part_id == "floor"][0].diff
+    assert not [
+        entry for entry in entries if entry.event.kind == Kind.ANSWER and entry.event.part_id == "floor"
+    ][0].diff
 
 
 def test_snapshots_are_left_out_of_the_timeline_unless_asked(coded):
     assert Kind.CODE_SNAPSHOT not in [entry.event.kind for entry in selectors.timeline(coded)]
-    assert [entry.event.kind for entry in selectors.timeline(coded, include_snapshots=True)].count(Kind.CODE_SNAPSHOT) == 2
+    assert [
+        entry.event.kind for entry in selectors.timeline(coded, include_snapshots=True)
+    ].count(Kind.CODE_SNAPSHOT) == 2
 
 
 def test_playback_holds_every_recorded_editor_state_in_order(coded):

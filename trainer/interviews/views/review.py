@@ -37,7 +37,8 @@ def _initial(scorecard) -> dict:
     initial = {field: value for field, _, value in scorecard.ratings()}
     initial.update({
         "recommendation": scorecard.recommendation, "notes": scorecard.notes,
-        "tick": [selectors.rubric_tick_value(tick.question_id, tick.part_id, tick.item_id) for tick in scorecard.ticks.all()],
+        "tick": [selectors.rubric_tick_value(tick.question_id, tick.part_id, tick.item_id)
+                 for tick in scorecard.ticks.all()],
     })
     return initial
 
