@@ -23,6 +23,7 @@ KIND_PATHS: dict[str, str] = {
     "explain": "grading.kinds.explain.ExplainKind",
     "code": "grading.kinds.code.CodeKind",
     "kernel": "grading.kinds.kernel.KernelKind",
+    "choice": "grading.kinds.choice.ChoiceKind",
 }
 
 _KINDS: dict[str, AnswerKind] = {}

@@ -192,6 +192,7 @@ class RenderedPart:
     symbols: tuple[RenderedSymbol, ...] = ()
     rubric: tuple[dict, ...] = ()  # explain: {"id", "text_html"} per item
     model_answer_html: str = ""  # explain: shown with the solution
+    display: dict = field(default_factory=dict)  # the kind's display_context, for its answer form
 
     @functools.cached_property
     def engine(self):
@@ -249,6 +250,8 @@ def render_question(question: Question, seed: int, *, choices: dict | None = Non
                 for item in part.rubric
             ),
             model_answer_html=markdown(part.model_answer) if part.model_answer else "",
+            # A stored version may hold a kind no longer registered (its page says so).
+            display=part.engine.display_context(part.raw, context) if part.kind in registry.kinds() else {},
         )
         for part in question.parts
     )

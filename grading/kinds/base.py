@@ -162,7 +162,9 @@ class AnswerKind(ABC):
     # (live preview), ``run_url`` and ``run_into`` (the id prefix, ``verdict`` or
     # ``code-run``, of the element a run of the examples replaces), ``source`` (what an
     # editor starts with) and ``snapshot_url`` (set where typing is recorded: the editor
-    # is then the interview's plain textarea, else CodeMirror's).
+    # is then the interview's plain textarea, else CodeMirror's). What the form needs
+    # for this variant beyond the part's common fields is ``part.display``, the kind's
+    # ``display_context``.
     answer_template: ClassVar[str] = ""
 
     def __init_subclass__(cls, **kwargs):
@@ -200,6 +202,14 @@ class AnswerKind(ABC):
         check (code: run every example solution and compare with its expected verdict).
         Called by the bank's validation once per question; the default has none."""
         return []
+
+    def display_context(self, raw: Mapping, context: Mapping) -> dict:
+        """What this kind's answer form needs to show the part in this variant (choice:
+        its options in their shuffled order), which rendering puts on the rendered part
+        as ``part.display``. A pure function of the raw part and ``context``, so a page
+        shows the same form every time; raises ``SpecError`` for a broken part. The
+        default needs nothing."""
+        return {}
 
     def solution_value(self, raw: Mapping, context: Mapping):
         """The value a question's solution quotes as ``answers.<part_id>`` for this part

@@ -26,6 +26,7 @@ from questions.models import Question as BankQuestion
 from questions.models import Topic
 from questions.schema import Question
 from trainer import selectors
+from trainer.forms import posted_answer
 
 TEMPLATE = "trainer/question_detail.html"
 MAX_SEED = 2**31 - 1
@@ -191,7 +192,7 @@ def interpret_answer(request, slug, part_id):
     try:
         verdict = grading_services.attempt_interpret(
             version=version, part_id=part_id, seed=_variant_seed(request, slug),
-            answer=request.POST.get("answer", ""),
+            answer=posted_answer(request.POST),
         )
     except grading_services.SubmitRefused as refusal:
         return HttpResponseBadRequest(str(refusal))
@@ -204,7 +205,7 @@ def _submit(request, slug, part_id, **options):
     try:
         result = grading_services.attempt_submit(
             user=request.user, version=version, part_id=part_id, seed=_variant_seed(request, slug),
-            answer=request.POST.get("answer", ""), **options,
+            answer=posted_answer(request.POST), **options,
         )
     except grading_services.SubmitRefused as refusal:
         return HttpResponseBadRequest(str(refusal))

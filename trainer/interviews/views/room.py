@@ -17,6 +17,7 @@ from django_htmx.http import HttpResponseStopPolling
 
 from grading import services as grading_services
 from grading.models import Attempt
+from trainer.forms import posted_answer
 from trainer.interviews import selectors, services
 from trainer.interviews.forms import GuestJoinForm
 from trainer.interviews.models import Interview, InterviewQuestion
@@ -120,7 +121,7 @@ def answer_interpret(request, interview_id, position, part_id):
     try:
         reading = grading_services.attempt_interpret(
             version=question.question_version, part_id=part_id, seed=question.variant_seed,
-            answer=request.POST.get("answer", ""),
+            answer=posted_answer(request.POST),
         )
     except grading_services.SubmitRefused as refusal:
         return HttpResponseBadRequest(str(refusal))
@@ -135,7 +136,7 @@ def answer_submit(request, interview_id, position, part_id):
     question = _question_or_404(interview, position)
     try:
         result = services.answer_submit(interview=interview, user=request.user, question=question,
-                                        part_id=part_id, answer=request.POST.get("answer", ""))
+                                        part_id=part_id, answer=posted_answer(request.POST))
     except services.InterviewClosed:
         return _closed()
     except (services.InterviewRefused, grading_services.SubmitRefused) as refusal:
