@@ -63,7 +63,12 @@ def progress_record_attempt(attempt, *, now=None, snapshot: bool = True) -> None
     Runs once per scored attempt (grading sends `attempt_scored` after its conditional
     write wins). An attempt older than the last one folded in (two graded out of order)
     only updates its part's score if that part has not been answered since.
+
+    Interview answers are left out: an interview is judged by its panel, and what a
+    candidate did there must not move their practice list, mastery or reviews.
     """
+    if Attempt.objects.filter(id=attempt.id, interview_link__isnull=False).exists():
+        return
     question = attempt.question_version.question
     info = question_info(question)
     row = progress_model.AttemptRow(question.id, attempt.part_id, attempt.created_at, attempt.score or 0.0,
@@ -103,7 +108,7 @@ def progress_rebuild(user) -> None:
     Progress.objects.filter(user=user).delete()
     MasterySnapshot.objects.filter(user=user).delete()
     attempts = Attempt.objects.filter(
-        user=user, status=Attempt.Status.GRADED, purpose=Attempt.Purpose.ANSWER
+        user=user, status=Attempt.Status.GRADED, purpose=Attempt.Purpose.ANSWER, interview_link__isnull=True
     ).select_related(
         "question_version__question", "user"
     ).order_by("created_at", "id")
