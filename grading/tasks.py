@@ -2,12 +2,24 @@
 
 from celery import shared_task
 from celery.signals import worker_process_shutdown
+from django.db import InterfaceError, OperationalError
 
 from grading import health, services
 from grading.sandbox import pool
 
 
-@shared_task(name=services.GRADE_TASK, acks_late=True, bind=True)
+# A database that refuses the claim for a moment (locked, restarting, a dropped
+# connection) is an outage, not a verdict: the task is sent again with a backoff, and
+# requeue_stale_attempts is the backstop if every retry fails.
+@shared_task(
+    name=services.GRADE_TASK,
+    acks_late=True,
+    bind=True,
+    autoretry_for=(OperationalError, InterfaceError),
+    retry_backoff=1,
+    retry_backoff_max=30,
+    max_retries=6,
+)
 def grade_attempt(self, attempt_id: int) -> str:
     return services.attempt_grade(attempt_id, worker=self.request.hostname or "").status
 

@@ -88,6 +88,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "transaction_mode": "IMMEDIATE",
         "timeout": 20,
     }
+    # Tests get a file too: Django's default in-memory test database uses SQLite's shared
+    # cache, whose table locks fail at once ("database table is locked") instead of
+    # waiting, so a browser test's server and worker threads would race.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-trainer.sqlite3")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # A backstop for request bodies: every answer, note and code field has its own, smaller

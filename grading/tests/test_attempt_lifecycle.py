@@ -211,3 +211,30 @@ def test_a_code_attempts_hidden_test_seed_is_stored_and_reused_by_every_retry(
     assert seeds == [attempt.judge_seed, attempt.judge_seed]
     other = services.attempt_submit(user=candidate, version=version, part_id="keep", seed=1, answer=source).attempt
     assert other.judge_seed != attempt.judge_seed
+
+
+def test_a_database_that_refuses_the_claim_for_a_moment_retries_the_task(monkeypatch, candidate, decode_question,
+                                                                        enqueued, settings):
+    """The CI failure this pins: the claim's UPDATE met "database table is locked"; the task
+    raised and the answer waited for the beat. It is now sent again with a backoff."""
+    from django.db import OperationalError
+
+    from grading.tasks import grade_attempt
+
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    attempt = _submit(candidate, decode_question)
+    real_grade = services.attempt_grade
+    calls = []
+
+    def locked_once(attempt_id, worker=""):
+        calls.append(attempt_id)
+        if len(calls) == 1:
+            raise OperationalError("database table is locked: grading_attempt")
+        return real_grade(attempt_id, worker=worker)
+
+    monkeypatch.setattr(services, "attempt_grade", locked_once)
+    result = grade_attempt.apply(args=(attempt.id,))
+    assert calls == [attempt.id, attempt.id]
+    assert result.get() == Attempt.Status.GRADED
+    attempt.refresh_from_db()
+    assert attempt.status == Attempt.Status.GRADED and attempt.tries == 1
