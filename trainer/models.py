@@ -21,6 +21,8 @@ class Progress(models.Model):
     last_attempt_at = models.DateTimeField(null=True)
     review_box = models.PositiveSmallIntegerField(null=True)
     review_due_at = models.DateTimeField(null=True)
+    # The FSRS card (fsrs.Card.to_dict()) that schedules this question's reviews.
+    review_card = models.JSONField(null=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["user", "question"], name="unique_progress_per_question")]
@@ -48,3 +50,18 @@ class PracticeSharing(models.Model):
     )
     shared = models.BooleanField(default=False)
     changed_at = models.DateTimeField(default=timezone.now)
+
+
+class Draft(models.Model):
+    """Code typed into a part but not submitted yet, kept on the server so that a reload,
+    another device or a crash does not lose it. Submitting the part keeps it (the editor
+    still shows that code); drawing a new variant discards it, after asking."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="drafts")
+    question = models.ForeignKey("questions.Question", on_delete=models.CASCADE, related_name="+")
+    part_id = models.CharField(max_length=64)
+    text = models.TextField()
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "question", "part_id"], name="one_draft_per_part")]
