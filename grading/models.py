@@ -47,9 +47,6 @@ class Attempt(models.Model):
     # The worker that claimed it last: a worker busy grading is not a wedged one.
     claimed_by = models.CharField(max_length=255, blank=True)
     failure_reason = models.TextField(blank=True)
-    # The id the answer form carried (one per rendering of the form): a double-click or a
-    # retried POST with the same id finds the attempt already made instead of a second one.
-    client_token = models.CharField(max_length=64, blank=True)
     # Submitted after the candidate opened the solution (gave up): recorded and shown,
     # but it earns no credit and never makes a part solved.
     after_solution = models.BooleanField(default=False)
@@ -62,12 +59,6 @@ class Attempt(models.Model):
         indexes = [
             models.Index(fields=["user", "question_version", "part_id"]),
             models.Index(fields=["status", "queued_at"]),
-        ]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["user", "client_token"], condition=~models.Q(client_token=""),
-                name="one_attempt_per_client_token",
-            ),
         ]
         permissions = [
             ("submit_attempt", "Can answer questions"),

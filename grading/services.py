@@ -45,6 +45,9 @@ RETRY_BASE_DELAY_S = 5
 MAX_UNFINISHED_RUNS = 2
 MAX_RUNS_PER_MINUTE = 6
 UNFINISHED = (Attempt.Status.QUEUED, Attempt.Status.RUNNING)
+# The same answer to the same part and variant within this long is one submission: a
+# double-click or a retried POST records one attempt. (A failed one may be sent again.)
+DUPLICATE_WINDOW = timedelta(seconds=10)
 GRADE_TASK = "grading.grade_attempt"  # grading.tasks.grade_attempt
 
 
@@ -58,6 +61,9 @@ class SubmitResult:
 
     verdict: Verdict
     attempt: Attempt | None
+    # The same answer came in again within DUPLICATE_WINDOW (a double-click, a retried
+    # POST): `attempt` is the one already made, and nothing new was stored.
+    duplicate: bool = False
 
 
 def _question(version) -> Question:
@@ -83,7 +89,7 @@ def attempt_interpret(*, version, part_id: str, seed: int, answer: str) -> Verdi
 
 def attempt_submit(
     *, user, version, part_id: str, seed: int, answer: str, hints_used: int = 0, time_taken=None,
-    purpose: str = Attempt.Purpose.ANSWER,
+    purpose: str = Attempt.Purpose.ANSWER, after_solution: bool = False,
 ) -> SubmitResult:
     """Accept a valid answer for grading off the request path.
 
@@ -105,10 +111,14 @@ def attempt_submit(
     if not reading.valid:
         return SubmitResult(reading, None)
     with transaction.atomic():
+        # Serialises this user's submissions, so that the duplicate check and the run
+        # limits below hold under concurrent posts (PostgreSQL row lock; SQLite's
+        # IMMEDIATE transactions already serialise every writer).
+        get_user_model().objects.select_for_update().filter(pk=user.pk).exists()
+        earlier = _same_answer_just_now(user, version, part_id, seed, purpose, answer)
+        if earlier is not None:
+            return SubmitResult(reading, earlier, duplicate=True)
         if kind.runs_in_sandbox:
-            # Serialises this user's sandboxed submissions (PostgreSQL row lock; SQLite's
-            # IMMEDIATE transactions already serialise every writer).
-            get_user_model().objects.select_for_update().filter(pk=user.pk).exists()
             refusal = check_run_rate(user)
             if refusal:
                 return SubmitResult(Verdict(valid=False, correct=False, score=0.0, feedback=refusal), None)
@@ -124,9 +134,17 @@ def attempt_submit(
             time_taken=time_taken,
             queued_at=timezone.now(),
             judge_seed=secrets.randbits(63) if kind.runs_in_sandbox else None,
+            after_solution=after_solution,
         )
         transaction.on_commit(lambda: _enqueue(attempt.id, part.kind))
     return SubmitResult(reading, attempt)
+
+
+def _same_answer_just_now(user, version, part_id, seed, purpose, answer) -> Attempt | None:
+    return Attempt.objects.filter(
+        user=user, question_version=version, part_id=part_id, variant_seed=seed, purpose=purpose, answer=answer,
+        created_at__gte=timezone.now() - DUPLICATE_WINDOW,
+    ).exclude(status=Attempt.Status.FAILED).first()
 
 
 def answer_too_long(kind, answer: str) -> str | None:
@@ -246,6 +264,8 @@ def _grade_claimed(attempt: Attempt) -> Attempt:
         # grader could not run it (no sandbox, a sandbox failure), not a wrong answer.
         raise NotGraded(verdict.feedback or "the grader could not grade this answer")
     score = verdict.score * hint_factor(question.hint_cost, attempt.hints_used)
+    if attempt.after_solution:
+        score = 0.0  # the verdict still says whether it was right; the credit is gone
     written = Attempt.objects.filter(id=attempt.id, status__in=UNFINISHED).update(
         status=Attempt.Status.GRADED,
         verdict=storable(verdict.to_dict()),

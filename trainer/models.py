@@ -19,10 +19,11 @@ class Progress(models.Model):
     attempted = models.BooleanField(default=False)
     solved = models.BooleanField(default=False)
     last_attempt_at = models.DateTimeField(null=True)
-    review_box = models.PositiveSmallIntegerField(null=True)
+    solved_parts = models.JSONField(default=list)  # auto-graded parts answered right at least once
+    # The earliest due date of its parts' FSRS cards, a column so that lists filter on it.
     review_due_at = models.DateTimeField(null=True)
-    # The FSRS card (fsrs.Card.to_dict()) that schedules this question's reviews.
-    review_card = models.JSONField(null=True)
+    # part id -> the FSRS card (fsrs.Card.to_dict()) that schedules that part's reviews.
+    review_cards = models.JSONField(default=dict)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["user", "question"], name="unique_progress_per_question")]

@@ -4,6 +4,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import NamedTuple
 
 from django.db.models import Exists, OuterRef, Q, QuerySet, Value
 
@@ -16,7 +17,7 @@ from trainer import progress as progress_model
 from trainer import services
 from trainer.interviews import selectors as interview_selectors
 from trainer.interviews.models import Interview, InterviewQuestion
-from trainer.models import MasterySnapshot, PracticeSharing, Progress
+from trainer.models import Draft, MasterySnapshot, PracticeSharing, Progress
 
 STATUSES = ("new", "attempted", "solved", "due")
 
@@ -105,16 +106,17 @@ def question_rows(*, user, questions, now, topic=None, difficulty=None, kind=Non
     return rows
 
 
-_RENDERED: "OrderedDict[tuple[int, int], object]" = OrderedDict()
+_RENDERED: "OrderedDict[tuple[str, int], object]" = OrderedDict()
 _RENDERED_MAX = 512
 _RENDERED_LOCK = threading.Lock()
 
 
 def rendered_question(version, seed: int):
     """`render_question` for a stored version, cached per process: a version's content
-    never changes (an edit makes a new version), so (version id, seed) fixes the page,
+    never changes (an edit makes a new version), so its content hash and the seed fix
+    the page (the hash, not the id: a rolled-back transaction can hand an id out again),
     and rendering Markdown, math and templates is most of a question page's cost."""
-    key = (version.id, seed)
+    key = (version.content_hash, seed)
     with _RENDERED_LOCK:
         if key in _RENDERED:
             _RENDERED.move_to_end(key)
@@ -127,36 +129,62 @@ def rendered_question(version, seed: int):
     return rendered
 
 
+# How many earlier answers each part lists (newest first), over every variant.
+HISTORY_PER_PART = 10
+_HISTORY_FETCHED = 200
+
+
+class PartView(NamedTuple):
+    """One part as the question page shows it (templates unpack it in this order): its
+    latest answer on this variant, the self-assessment of an explanation, the text its
+    editor opens with (the draft, else the latest answer, else the starter code), and
+    its earlier answers."""
+
+    part: object  # questions.rendering.RenderedPart
+    attempt: Attempt | None
+    review: dict | None
+    source: str
+    history: list[Attempt]
+
+
 def question_page(*, user, version, seed: int, hints_taken: int, gave_up: bool) -> dict:
-    """Everything the question page shows for one variant: the rendered question, the
-    latest attempt per part, the hints taken so far, and whether the solution is open."""
+    """Everything the question page shows for one variant: the rendered question, each
+    part's latest attempt, draft and history, the hints taken so far, and whether the
+    solution is open (two queries: the attempts, the drafts)."""
     question = Question.from_data(version.data)
     rendered = rendered_question(version, seed)
+    answers = list(Attempt.objects.filter(
+        user=user, question_version=version, interview_link__isnull=True, purpose=Attempt.Purpose.ANSWER,
+    )[:_HISTORY_FETCHED])  # newest first
+    this_variant = [attempt for attempt in answers if attempt.variant_seed == seed]
     latest = {}
-    practice = Attempt.objects.filter(
-        user=user, question_version=version, variant_seed=seed, interview_link__isnull=True,
-        purpose=Attempt.Purpose.ANSWER,
-    )
-    for attempt in practice:
-        latest.setdefault(attempt.part_id, attempt)  # ordered newest first
+    for attempt in this_variant:
+        latest.setdefault(attempt.part_id, attempt)
     auto_parts = [part.id for part in question.parts if part.is_auto_graded]
-    solved = bool(auto_parts) and all(
-        latest.get(part_id) is not None and latest[part_id].correct for part_id in auto_parts
-    )
+    # Solved: every auto-graded part has a right answer given before the solution opened
+    # (a later wrong answer does not unsolve it: the best answer counts).
+    right = {attempt.part_id for attempt in this_variant if attempt.correct and not attempt.after_solution}
+    solved = bool(auto_parts) and right.issuperset(auto_parts)
+    drafts = dict(Draft.objects.filter(user=user, question_id=version.question_id).values_list("part_id", "text"))
+    parts = []
+    for part in rendered.parts:
+        last = latest.get(part.id)
+        starter = question.part(part.id).raw.get("starter", "")
+        source = drafts.get(part.id, last.answer if last else starter)
+        history = [attempt for attempt in answers if attempt.part_id == part.id][:HISTORY_PER_PART]
+        parts.append(PartView(part, last, explain_review(part, last), source, history))
     return {
         "version": version,
         "question": rendered,
         "seed": seed,
-        "parts": [
-            (part, latest.get(part.id), explain_review(part, latest.get(part.id)),
-             question.part(part.id).raw.get("starter", ""))
-            for part in rendered.parts
-        ],
+        "parts": parts,
+        "has_drafts": bool(drafts),
         "hints_shown": rendered.hints_html[:hints_taken],
         "hints_left": len(rendered.hints_html) - hints_taken,
         "hint_cost_percent": round(question.hint_cost * 100),
         "solved": solved,
         "show_solution": solved or gave_up,
+        "scoring_summary": progress_model.SCORING_SUMMARY,
     }
 
 

@@ -6,10 +6,11 @@ from django.utils import timezone
 
 import grading
 from grading.models import Attempt
+from grading.storable import storable_text
 from questions.models import Topic
 from questions.selectors import practice_bank
 from trainer import progress as progress_model
-from trainer.models import MasterySnapshot, PracticeSharing, Progress
+from trainer.models import Draft, MasterySnapshot, PracticeSharing, Progress
 from trainer.roles import Role
 
 
@@ -37,6 +38,32 @@ def practice_sharing_set(user: User, *, shared: bool) -> PracticeSharing:
     return sharing
 
 
+# --- Drafts -------------------------------------------------------------------------------
+
+class DraftRefused(Exception):
+    """The draft cannot be kept (too long for its kind, or the part takes no program)."""
+
+
+def draft_save(*, user, version, part_id: str, text: str) -> Draft:
+    """Keep the code typed into a part, replacing the last draft of that part."""
+    part = version.as_question().part(part_id)  # KeyError for a part the question lacks
+    kind = grading.get_kind(part.kind)
+    if not kind.uses_editor:
+        raise DraftRefused(f"{part.kind} parts keep no drafts")
+    if len(text) > kind.max_answer_chars:
+        raise DraftRefused(f"the draft is longer than the {kind.max_answer_chars:,} characters this part takes")
+    draft, _ = Draft.objects.update_or_create(
+        user=user, question_id=version.question_id, part_id=part_id, defaults={"text": storable_text(text)}
+    )
+    return draft
+
+
+def drafts_discard(*, user, question_id: int) -> int:
+    """Forget the candidate's drafts on a question (a new variant was drawn)."""
+    deleted, _ = Draft.objects.filter(user=user, question_id=question_id).delete()
+    return deleted
+
+
 # --- Practice progress -------------------------------------------------------------------
 
 def question_info(question) -> progress_model.QuestionInfo:
@@ -52,9 +79,17 @@ def progress_state(record: Progress | None, info) -> progress_model.QuestionProg
         return state
     state.part_scores = dict(record.part_scores)
     state.attempted, state.solved, state.last_attempt_at = record.attempted, record.solved, record.last_attempt_at
-    if record.review_box is not None:
-        state.review = progress_model.Review(record.review_box, record.review_due_at)
+    state.solved_parts = set(record.solved_parts)
+    state.cards = dict(record.review_cards)
+    state.review_due_at = record.review_due_at
     return state
+
+
+def attempt_row(attempt, question_id: int) -> progress_model.AttemptRow:
+    return progress_model.AttemptRow(
+        question_id, attempt.part_id, attempt.created_at, attempt.score or 0.0, attempt.correct,
+        hints_used=attempt.hints_used, time_taken=attempt.time_taken, after_solution=attempt.after_solution,
+    )
 
 
 def progress_record_attempt(attempt, *, now=None, snapshot: bool = True) -> None:
@@ -62,7 +97,7 @@ def progress_record_attempt(attempt, *, now=None, snapshot: bool = True) -> None
 
     Runs once per scored attempt (grading sends `attempt_scored` after its conditional
     write wins). An attempt older than the last one folded in (two graded out of order)
-    only updates its part's score if that part has not been answered since.
+    adds its credit but is not a review: its card's schedule is not rewound.
 
     Interview answers are left out: an interview is judged by its panel, and what a
     candidate did there must not move their practice list, mastery or reviews.
@@ -71,19 +106,15 @@ def progress_record_attempt(attempt, *, now=None, snapshot: bool = True) -> None
         return
     question = attempt.question_version.question
     info = question_info(question)
-    row = progress_model.AttemptRow(question.id, attempt.part_id, attempt.created_at, attempt.score or 0.0,
-                                    attempt.correct)
+    row = attempt_row(attempt, question.id)
     with transaction.atomic():
         record, _ = Progress.objects.select_for_update().get_or_create(user=attempt.user, question=question)
         state = progress_state(record, info)
-        if record.last_attempt_at is None or attempt.created_at >= record.last_attempt_at:
-            progress_model.apply_attempt({question.id: state}, row)
-        elif attempt.part_id not in state.part_scores:
-            state.part_scores[attempt.part_id] = row.score
-        record.part_scores = state.part_scores
+        in_order = record.last_attempt_at is None or attempt.created_at >= record.last_attempt_at
+        progress_model.apply_attempt({question.id: state}, row, review=in_order)
+        record.part_scores, record.solved_parts = state.part_scores, sorted(state.solved_parts)
         record.attempted, record.solved, record.last_attempt_at = state.attempted, state.solved, state.last_attempt_at
-        record.review_box = state.review.box if state.review else None
-        record.review_due_at = state.review.due_at if state.review else None
+        record.review_cards, record.review_due_at = state.cards, state.review_due_at
         record.save()
     if snapshot:
         mastery_snapshot_take(attempt.user, now=now or timezone.now())

@@ -5,6 +5,7 @@ on the filesystem (`filesystem://`, no server), DEBUG on. Point DATABASE_URL at
 PostgreSQL and CELERY_BROKER_URL at Redis and the same code is the production stack.
 """
 
+import os
 from datetime import timedelta
 from pathlib import Path
 
@@ -90,8 +91,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     }
     # Tests get a file too: Django's default in-memory test database uses SQLite's shared
     # cache, whose table locks fail at once ("database table is locked") instead of
-    # waiting, so a browser test's server and worker threads would race.
-    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-trainer.sqlite3")}
+    # waiting, so a browser test's server and worker threads would race. One file per
+    # test process, so two runs in one checkout do not destroy each other's database.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-trainer-{os.getpid()}.sqlite3")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # A backstop for request bodies: every answer, note and code field has its own, smaller

@@ -18,6 +18,7 @@ urlpatterns = [
     path("questions/<slug:slug>/parts/<slug:part_id>/interpret/", practice.interpret_answer, name="interpret-answer"),
     path("questions/<slug:slug>/parts/<slug:part_id>/answer/", practice.submit_answer, name="submit-answer"),
     path("questions/<slug:slug>/parts/<slug:part_id>/examples/", practice.run_examples, name="run-examples"),
+    path("questions/<slug:slug>/parts/<slug:part_id>/draft/", practice.save_draft, name="save-draft"),
     path("attempts/<int:attempt_id>/", practice.attempt_status, name="attempt-status"),
     path("attempts/<int:attempt_id>/self-assess/", practice.self_assess, name="self-assess"),
     path("review/", practice.review, name="review"),

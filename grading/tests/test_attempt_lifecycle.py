@@ -22,7 +22,12 @@ def enqueued(monkeypatch):
     return calls
 
 
-def _submit(user, version, answer="1 ms"):
+_answers = iter(range(1, 10_000))
+
+
+def _submit(user, version, answer=None):
+    # A distinct answer each time: the same one twice within seconds is one submission.
+    answer = answer or f"{next(_answers)} ms"
     result = services.attempt_submit(user=user, version=version, part_id="floor", seed=3, answer=answer)
     assert result.attempt is not None, result.verdict.feedback
     return result.attempt
@@ -117,8 +122,8 @@ def test_nul_in_a_typed_answer_is_never_stored(candidate, decode_question, enque
                                          answer="1 ms\x00")
     assert unreadable.attempt is None and "at character 5" in unreadable.verdict.feedback
     explained = services.attempt_submit(user=candidate, version=decode_question, part_id="why", seed=3,
-                                        answer="KV reads\x00 add bytes")
-    assert explained.attempt.answer == "KV reads\ufffd add bytes"
+                                        answer="KV reads\x00 add bytes to every step of the decode loop")
+    assert explained.attempt.answer == "KV reads\ufffd add bytes to every step of the decode loop"
 
 
 def test_an_answer_longer_than_its_kind_takes_is_refused_and_stores_nothing(candidate, decode_question, enqueued):
@@ -209,7 +214,8 @@ def test_a_code_attempts_hidden_test_seed_is_stored_and_reused_by_every_retry(
         with django_capture_on_commit_callbacks(execute=True):
             services.attempt_grade(attempt.id)
     assert seeds == [attempt.judge_seed, attempt.judge_seed]
-    other = services.attempt_submit(user=candidate, version=version, part_id="keep", seed=1, answer=source).attempt
+    other = services.attempt_submit(user=candidate, version=version, part_id="keep", seed=1,
+                                    answer=source + "\n# sent again\n").attempt
     assert other.judge_seed != attempt.judge_seed
 
 

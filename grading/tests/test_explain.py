@@ -14,7 +14,7 @@ WHY = {
 
 
 def test_any_text_is_valid_and_awaits_self_assessment():
-    verdict = grading.grade(WHY, "  KV reads grow with context. ", {})
+    verdict = grading.grade(WHY, "  KV reads grow with the context length and the batch. ", {})
     assert verdict.valid and verdict.correct is None and verdict.score == 0
     assert "model answer" in verdict.feedback
     assert verdict.expected == WHY["model_answer"]
@@ -50,3 +50,11 @@ def test_bad_specs_name_the_key(change, key):
     with pytest.raises(SpecError) as caught:
         grading.load_part({**WHY, **change})
     assert caught.value.key == key
+
+
+@pytest.mark.parametrize("text", ["idk", "I don't know.", "kv kv kv kv kv kv kv kv kv kv", "Because reads."])
+def test_an_answer_without_substance_is_refused_before_the_rubric_opens(text):
+    """"idk" plus a tick in every box must not reach full credit: the explanation is not
+    recorded (no attempt used), so neither the model answer nor the rubric opens."""
+    verdict = grading.interpret(WHY, text, {})
+    assert not verdict.valid and "at least 8 words" in verdict.feedback

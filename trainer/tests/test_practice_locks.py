@@ -28,7 +28,7 @@ ENDPOINTS = [
     ("post", "give-up", [], {}),
     ("post", "interpret-answer", ["floor"], {"answer": "5 ms"}),
     ("post", "submit-answer", ["floor"], {"answer": "5 ms"}),
-    ("post", "submit-answer", ["why"], {"answer": "Anything at all."}),
+    ("post", "submit-answer", ["why"], {"answer": "KV-cache reads grow with batch and context, and launches add gaps."}),
     ("post", "run-examples", ["floor"], {"answer": "5 ms"}),
 ]
 
@@ -95,7 +95,7 @@ def test_authors_still_practise_interview_only_questions(client, login_as, admin
 
 def test_an_old_attempt_on_an_interview_only_question_is_404(client, login_as, candidate, decode_question):
     attempt = grading_services.attempt_submit(
-        user=candidate, version=decode_question, part_id="why", seed=3, answer="Because."
+        user=candidate, version=decode_question, part_id="why", seed=3, answer="KV-cache reads grow with batch and context, and launches add gaps."
     ).attempt
     Question.objects.filter(id=decode_question.question_id).update(interview_only=True)
     login_as(candidate)
@@ -199,7 +199,7 @@ def test_an_old_practice_attempt_shows_nothing_while_the_question_is_locked(clie
     """An explain part's verdict shows its model answer: an attempt made before the
     interview existed must not be a way around the lock."""
     attempt = grading_services.attempt_submit(
-        user=candidate, version=decode_question, part_id="why", seed=3, answer="Because."
+        user=candidate, version=decode_question, part_id="why", seed=3, answer="KV-cache reads grow with batch and context, and launches add gaps."
     ).attempt
     grading_services.attempt_grade(attempt.id)
     login_as(candidate)

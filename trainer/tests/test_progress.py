@@ -3,8 +3,9 @@
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from fsrs import Card, Rating, Scheduler
 
-from trainer.progress import AttemptRow, QuestionInfo, mastery_by_topic, next_question, replay
+from trainer.progress import AttemptRow, QuestionInfo, mastery_by_topic, next_question, rating_for, replay
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 EASY = QuestionInfo(1, "roofline", 1, ("a",))
@@ -37,24 +38,97 @@ def test_mastery_fades_with_a_30_day_half_life():
     assert later["roofline"] == pytest.approx(now["roofline"] / 2)
 
 
-def test_wrong_answer_puts_question_in_review_and_right_answers_space_it_out():
-    attempts = [row(EASY, "a", 0, 0.0, False)]
+def test_a_later_worse_answer_never_takes_a_solve_away():
+    """The reviewer's case: solve the top-p sampler, then submit an infinite loop."""
+    attempts = [row(EASY, "a", 0, 1.0, True), row(EASY, "a", 0.01, 0.0, False)]
     state = replay(QUESTIONS, attempts)[EASY.id]
-    assert state.status(T0) == "attempted"
+    assert state.score() == 1.0 and state.solved
+    assert mastery_by_topic({EASY.id: state}, ["roofline"], T0)["roofline"] == pytest.approx(1.0, abs=1e-3)
+
+
+def test_the_best_score_of_each_part_counts():
+    attempts = [row(HARD, "a", 0, 0.4, False), row(HARD, "a", 1, 0.9, True), row(HARD, "a", 2, 0.6, False)]
+    assert replay(QUESTIONS, attempts)[HARD.id].part_scores == {"a": 0.9}
+
+
+def test_an_answer_after_the_solution_earns_nothing_and_solves_nothing():
+    copied = AttemptRow(EASY.id, "a", T0, 1.0, True, after_solution=True)
+    state = replay(QUESTIONS, [copied])[EASY.id]
+    assert state.attempted and not state.solved and state.score() == 0.0
+    assert state.cards == {} and state.status(T0 + timedelta(days=400)) == "attempted"
+
+
+def test_a_self_assessed_part_does_not_count_toward_mastery():
+    explained = QuestionInfo(4, "roofline", 1, ())  # its only part is an explanation
+    state = replay([explained], [row(explained, "why", 0, 1.0, None)])[explained.id]
+    assert state.attempted and state.score() == 0.0 and not state.solved
+
+
+def test_a_question_is_solved_once_every_part_was_right_even_with_hints():
+    attempts = [row(HARD, "a", 0, 0.9, True), row(HARD, "b", 0, 0.0, False)]
+    assert not replay(QUESTIONS, attempts)[HARD.id].solved
+    attempts.append(row(HARD, "b", 0.1, 0.8, True))
+    assert replay(QUESTIONS, attempts)[HARD.id].solved
+
+
+@pytest.mark.parametrize(
+    ("score", "correct", "hints", "taken", "rating"),
+    [
+        (0.0, False, 0, timedelta(seconds=10), Rating.Again),
+        (0.8, False, 0, None, Rating.Again),  # partial credit is not a right answer
+        (0.9, True, 1, timedelta(seconds=10), Rating.Hard),  # a hint
+        (1.0, True, 0, None, Rating.Good),  # time not known
+        (1.0, True, 0, timedelta(minutes=5), Rating.Good),
+        (1.0, True, 0, timedelta(seconds=50), Rating.Easy),
+    ],
+)
+def test_each_answer_is_rated_from_correctness_hints_and_time(score, correct, hints, taken, rating):
+    answer = AttemptRow(EASY.id, "a", T0, score, correct, hints_used=hints, time_taken=taken)
+    assert rating_for(answer, difficulty=1) == rating
+
+
+def test_easy_allows_more_time_on_harder_questions():
+    answer = AttemptRow(HARD.id, "a", T0, 1.0, True, time_taken=timedelta(minutes=5))
+    assert rating_for(answer, difficulty=3) == Rating.Easy and rating_for(answer, difficulty=2) == Rating.Good
+
+
+@pytest.mark.parametrize(
+    "history",
+    [
+        [(0, 0.0, False), (0.01, 1.0, True), (1.5, 1.0, True), (6, 1.0, True)],
+        [(0, 1.0, True), (3, 0.0, False), (3.02, 1.0, True), (10, 1.0, True)],
+        [(0, 1.0, True), (9, 1.0, True), (40, 1.0, True)],
+    ],
+)
+def test_the_review_schedule_is_the_fsrs_librarys_own(history):
+    """The stored schedule must be exactly what fsrs computes for the same ratings."""
+    rows = [row(EASY, "a", days, score, correct) for days, score, correct in history]
+    state = replay(QUESTIONS, rows)[EASY.id]
+    scheduler = Scheduler(enable_fuzzing=False, learning_steps=(), relearning_steps=())
+    card = Card(card_id=1)
+    for answer in rows:
+        card, _ = scheduler.review_card(card, rating_for(answer, 1), review_datetime=answer.created_at)
+    assert state.review_due_at == card.due
+    assert state.cards["a"]["stability"] == pytest.approx(card.stability)
+    assert state.cards["a"]["difficulty"] == pytest.approx(card.difficulty)
+
+
+def test_a_wrong_answer_makes_the_question_due_soon_and_right_answers_space_it_out():
+    state = replay(QUESTIONS, [row(EASY, "a", 0, 0.0, False)])[EASY.id]
+    assert state.status(T0 + timedelta(hours=1)) == "attempted"
     assert state.status(T0 + timedelta(days=1)) == "due"
-
-    attempts += [row(EASY, "a", 1, 1.0, True)]
-    state = replay(QUESTIONS, attempts)[EASY.id]
-    assert state.review.due_at == T0 + timedelta(days=1 + 2)  # box 1: two days
-    attempts += [row(EASY, "a", 3, 1.0, True)]
-    state = replay(QUESTIONS, attempts)[EASY.id]
-    assert state.review.due_at == T0 + timedelta(days=3 + 4)  # box 2: four days
-    assert state.status(T0 + timedelta(days=4)) == "solved"
+    first_gap = state.review_due_at - T0
+    rows = [row(EASY, "a", 0, 0.0, False), row(EASY, "a", 1, 1.0, True), row(EASY, "a", 3, 1.0, True)]
+    state = replay(QUESTIONS, rows)[EASY.id]
+    assert state.review_due_at - rows[-1].created_at > first_gap  # spaced out
+    assert state.status(rows[-1].created_at + timedelta(days=1)) == "solved"
 
 
-def test_question_never_wrong_is_not_reviewed():
-    state = replay(QUESTIONS, [row(EASY, "a", 0, 1.0, True)])[EASY.id]
-    assert state.review is None and state.status(T0 + timedelta(days=365)) == "solved"
+def test_a_question_is_due_when_any_of_its_parts_is():
+    rows = [row(HARD, "a", 0, 1.0, True), row(HARD, "b", 0, 0.0, False)]
+    state = replay(QUESTIONS, rows)[HARD.id]
+    assert state.review_due_at == min(datetime.fromisoformat(card["due"]) for card in state.cards.values())
+    assert state.review_due_at == datetime.fromisoformat(state.cards["b"]["due"])
 
 
 def test_next_question_prefers_due_reviews_in_the_weakest_topic():

@@ -97,11 +97,11 @@ def test_rebuilding_progress_from_attempts_matches_the_incremental_record(candid
     Attempt.objects.create(user=candidate, question_version=decode_question, part_id="floor", part_kind="numeric",
                            purpose=Attempt.Purpose.EXAMPLES, variant_seed=3, answer="41.8 ms",
                            status=Attempt.Status.GRADED, correct=True, score=1.0, verdict={"correct": True})
-    fields = ["part_scores", "attempted", "solved", "last_attempt_at", "review_box", "review_due_at"]
+    fields = ["part_scores", "solved_parts", "attempted", "solved", "last_attempt_at", "review_cards", "review_due_at"]
     incremental = list(Progress.objects.filter(user=candidate).values(*fields))
     progress_rebuild(candidate)
     assert list(Progress.objects.filter(user=candidate).values(*fields)) == incremental
-    assert incremental[0]["attempted"] and incremental[0]["review_box"] == 0
+    assert incremental[0]["attempted"] and set(incremental[0]["review_cards"]) == {"floor"}
 
 
 def test_sharing_practice_is_off_until_the_candidate_turns_it_on(client, login_as, candidate, decode_question):

@@ -12,7 +12,7 @@ from datetime import timedelta
 from functools import wraps
 
 from django.contrib.auth.decorators import login_required, permission_required
-from django.http import Http404, HttpResponseBadRequest
+from django.http import Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
@@ -25,7 +25,7 @@ from grading.models import Attempt
 from questions.models import Question as BankQuestion
 from questions.models import Topic
 from questions.schema import Question
-from trainer import selectors
+from trainer import selectors, services
 from trainer.forms import posted_answer
 
 TEMPLATE = "trainer/question_detail.html"
@@ -55,6 +55,11 @@ def _mark_opened(request, slug: str) -> None:
 def _time_taken(request, slug: str) -> timedelta | None:
     opened = request.session.get(f"opened:{slug}")
     return None if opened is None else timedelta(seconds=max(0.0, time.time() - opened))
+
+
+def _gave_up(request, slug: str) -> bool:
+    """Whether the solution of this variant is open: answers after it earn nothing."""
+    return request.session.get(f"gave-up:{slug}", False)
 
 
 def _hints_taken(request, slug: str) -> int:
@@ -137,7 +142,7 @@ def question_detail(request, slug):
         version=version,
         seed=seed,
         hints_taken=_hints_taken(request, slug),
-        gave_up=request.session.get(f"gave-up:{slug}", False),
+        gave_up=_gave_up(request, slug),
     )
     return render(request, TEMPLATE, context)
 
@@ -147,7 +152,9 @@ def question_detail(request, slug):
 @require_POST
 @_locked_page
 def new_variant(request, slug):
-    _version_or_404(request, slug)
+    version = _version_or_404(request, slug)
+    # The page asked before posting this when code was typed (static/trainer/practice.js).
+    services.drafts_discard(user=request.user, question_id=version.question_id)
     request.session[f"variant:{slug}"] = secrets.randbelow(MAX_SEED)
     request.session[f"hints:{slug}"] = 0
     request.session[f"gave-up:{slug}"] = False
@@ -180,6 +187,22 @@ def give_up(request, slug):
     _version_or_404(request, slug)
     request.session[f"gave-up:{slug}"] = True
     return redirect("question-detail", slug=slug)
+
+
+@login_required
+@permission_required("grading.submit_attempt", raise_exception=True)
+@require_POST
+@_locked_page
+def save_draft(request, slug, part_id):
+    """Keep the code typed so far (the editor posts it a second after typing stops)."""
+    version = _version_or_404(request, slug)
+    try:
+        services.draft_save(user=request.user, version=version, part_id=part_id, text=posted_answer(request.POST))
+    except KeyError:
+        raise Http404("no such part") from None
+    except services.DraftRefused as refusal:
+        return HttpResponseBadRequest(str(refusal))
+    return HttpResponse(status=204)
 
 
 @login_required
@@ -221,7 +244,7 @@ def _submit(request, slug, part_id, **options):
 @_locked_page
 def submit_answer(request, slug, part_id):
     return _submit(request, slug, part_id, hints_used=_hints_taken(request, slug),
-                   time_taken=_time_taken(request, slug))
+                   time_taken=_time_taken(request, slug), after_solution=_gave_up(request, slug))
 
 
 @login_required

@@ -11,6 +11,11 @@ from grading.kinds.base import AnswerKind, PartSpec, SpecError, common_fields, r
 from grading.verdict import Verdict
 
 MAX_EXPLANATION_CHARACTERS = 10_000
+# The model answer and the rubric open only once an answer of some substance is recorded:
+# "idk" and a tick in every box must not reach full credit. A short sentence passes.
+MIN_EXPLANATION_WORDS = 8
+MIN_DISTINCT_WORDS = 5
+_WORD = re.compile(r"[\w'’.-]+")
 _RUBRIC_ID = re.compile(r"^[a-z0-9_-]+$")
 
 
@@ -67,6 +72,11 @@ class ExplainKind(AnswerKind):
         if len(stripped) > MAX_EXPLANATION_CHARACTERS:
             return Verdict.invalid(f"the answer is too long ({len(stripped)} characters; "
                                    f"the limit is {MAX_EXPLANATION_CHARACTERS})")
+        words = _WORD.findall(stripped.lower())
+        if len(words) < MIN_EXPLANATION_WORDS or len(set(words)) < MIN_DISTINCT_WORDS:
+            return Verdict.invalid(
+                f"write your explanation first: at least {MIN_EXPLANATION_WORDS} words "
+                f"({len(words)} so far); the model answer and the rubric open once it is recorded")
         return stripped
 
     def interpret(self, spec: ExplainSpec, text: str, context: Mapping) -> Verdict:

@@ -87,9 +87,9 @@ def test_unreadable_code_runs_nothing_but_is_recorded(coding, candidate):
 
 def test_runs_share_the_sandbox_rate_limit_with_every_code_submission(coding, candidate, runnable_code_question):
     source = code_solution(runnable_code_question)
-    for _ in range(grading_services.MAX_UNFINISHED_RUNS):
-        assert run(coding, candidate, source).attempt is not None
-    refused = run(coding, candidate, source)
+    for attempt in range(grading_services.MAX_UNFINISHED_RUNS):
+        assert run(coding, candidate, source + f"\n# run {attempt}\n").attempt is not None
+    refused = run(coding, candidate, source + "\n# one more\n")
     assert refused.refused and "being graded" in refused.feedback
     assert Attempt.objects.count() == grading_services.MAX_UNFINISHED_RUNS
     last = InterviewEvent.objects.filter(kind=Kind.CODE_RUN).latest("sequence")
@@ -172,8 +172,8 @@ def test_unreadable_code_is_answered_at_once(client, login_as, coding, candidate
 
 def test_a_rate_limited_run_says_why(client, login_as, coding, candidate, runnable_code_question):
     source = code_solution(runnable_code_question)
-    for _ in range(grading_services.MAX_UNFINISHED_RUNS):
-        run(coding, candidate, source)
+    for attempt in range(grading_services.MAX_UNFINISHED_RUNS):
+        run(coding, candidate, source + f"\n# run {attempt}\n")
     login_as(candidate)
     response = client.post(run_url(coding), {"answer": source}, **HTMX)
     assert response.status_code == 200 and 'data-run="refused"' in response.content.decode()
