@@ -2,8 +2,53 @@
 
 from __future__ import annotations
 
+import enum
 import html
 from dataclasses import asdict, dataclass, fields
+
+
+class SpeedCheckStatus(enum.StrEnum):
+    """Whether an answer's speed was part of its score (``SpeedCheck.status``)."""
+
+    MEASURED = "measured"  # timed on a device that can score it; counted, earned when ``passed``
+    NOT_MEASURED = "not_measured"  # this grader cannot score speed: left out of the score, not zero
+    SKIPPED = "skipped"  # speed counts on this grader, but a hidden test failed first: not timed, earns nothing
+
+
+@dataclass(frozen=True)
+class SpeedCheck:
+    """The speed side of a verdict, as data for the pages and scorecards.
+
+    ``share`` is the part of this verdict's score that speed carried: the part's stated
+    share when speed counted (measured or skipped), 0 when it was not measured, so
+    that the rest of the score is correctness alone. ``passed`` is True only when
+    measured and every timed shape reached the part's bar. ``reason`` says in plain
+    words why speed was not measured, or how the measurement compared."""
+
+    status: SpeedCheckStatus
+    share: float = 0.0
+    passed: bool = False
+    reason: str = ""
+
+    def __post_init__(self):
+        if not 0.0 <= self.share <= 1.0:
+            raise ValueError(f"speed share must lie in [0, 1], got {self.share}")
+        if self.status is SpeedCheckStatus.NOT_MEASURED and (self.share or self.passed):
+            raise ValueError("speed that was not measured carries no share and cannot pass")
+
+    @classmethod
+    def from_dict(cls, data) -> SpeedCheck:
+        if not isinstance(data, dict):
+            raise ValueError("verdict 'speed' must be an object or null")
+        try:
+            status = SpeedCheckStatus(data.get("status"))
+        except ValueError:
+            raise ValueError(f"verdict speed status must be one of {', '.join(SpeedCheckStatus)}") from None
+        share, passed, reason = data.get("share", 0.0), data.get("passed", False), data.get("reason", "")
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not isinstance(passed, bool) \
+                or not isinstance(reason, str):
+            raise ValueError("verdict speed needs a numeric share, a boolean passed and a text reason")
+        return cls(status, float(share), passed, reason)
 
 
 @dataclass(frozen=True)
@@ -21,6 +66,8 @@ class Verdict:
     - ``mistake``: which listed mistake or classic slip was recognized, if any.
     - ``expected``: the reference, rendered, to reveal after answering ("" from
       ``interpret`` and for invalid answers).
+    - ``speed``: for kinds that time the answer (kernels), whether speed was measured
+      and counted (``SpeedCheck``); None for every other kind.
     """
 
     valid: bool
@@ -31,6 +78,7 @@ class Verdict:
     feedback: str = ""
     mistake: str | None = None
     expected: str = ""
+    speed: SpeedCheck | None = None
 
     def __post_init__(self):
         if not 0.0 <= self.score <= 1.0:
@@ -68,4 +116,7 @@ class Verdict:
         mistake = values.setdefault("mistake", None)
         if mistake is not None and not isinstance(mistake, str):
             raise ValueError("verdict 'mistake' must be a string or null")
+        speed = values.setdefault("speed", None)
+        if speed is not None:
+            values["speed"] = SpeedCheck.from_dict(speed)
         return cls(**values)
