@@ -60,6 +60,25 @@ def tally_groups(results: Sequence[CaseResult], groups: Sequence[GroupSpec]) -> 
     return GroupTally(earned / total if total else 0.0, tuple(passed), tuple(failed))
 
 
+def case_groups(results: Sequence[CaseResult]) -> tuple[GroupSpec, ...]:
+    """One point for each group the judged cases name, in the order they first appear:
+    the groups of a part that declares none (kernel parts), so that ``tally_groups``
+    gives credit per group there too."""
+    names = dict.fromkeys(result.case.group for result in results)
+    return tuple(GroupSpec(name, 1.0) for name in names)
+
+
+def group_summary(tally: GroupTally, groups: Sequence[GroupSpec]) -> str:
+    """``Test groups passed: a, b (2 of 3 points); failed: c.``, or "" when the score was
+    all or nothing."""
+    if not groups or not (tally.passed or tally.failed):
+        return ""
+    points = {group.id: group.points for group in groups}
+    earned = sum(points[group] for group in tally.passed)
+    return (f"Test groups passed: {', '.join(tally.passed) or 'none'} ({earned:g} of {sum(points.values()):g} "
+            f"points); failed: {', '.join(tally.failed) or 'none'}.")
+
+
 def verdict_from_report(report: JudgeReport, groups: Sequence[GroupSpec], interpreted: str,
                         limits_text: str = "") -> Verdict:
     """The candidate's verdict for one judged submission."""
@@ -87,13 +106,9 @@ def _failure_text(report: JudgeReport, tally: GroupTally, groups: Sequence[Group
     passed_count = sum(1 for result in report.results if result.passed)
     lines = [f"{failure.outcome.label} on {_describe_case(failure)}: {failure.detail}"]
     lines.append(f"{passed_count} of {len(report.results)} tests passed.")
-    if groups and (tally.passed or tally.failed):
-        points = {group.id: group.points for group in groups}
-        earned = sum(points[group] for group in tally.passed)
-        total = sum(points.values())
-        passed_words = ", ".join(tally.passed) or "none"
-        lines.append(f"Test groups passed: {passed_words} ({earned:g} of {total:g} points); "
-                     f"failed: {', '.join(tally.failed) or 'none'}.")
+    summary = group_summary(tally, groups)
+    if summary:
+        lines.append(summary)
     return "\n".join(lines)
 
 
