@@ -18,9 +18,11 @@ from gpu_runner.process import plain_runner
 from gpu_runner.timing import Work
 from grading.judge import Case, Tolerance
 from grading.judge.contract import load_judge
+from grading.kinds.kernel.feedback import verdict_from_kernel_report
 from grading.kinds.kernel.judging import KernelOutcome, SpeedSpec, judge_kernel
 from grading.kinds.kernel.problem import KernelJudge, TensorRecipe, TimedShape
 from grading.sandbox.results import Limits, SandboxResult, Status
+from grading.verdict import SpeedCheckStatus
 from questions.catalogue import load_catalogue
 from questions.loader import BANK_DIR, load_file
 
@@ -107,6 +109,7 @@ def test_fast_and_correct_is_accepted_next_to_the_reference():
     run = FakeGpuRun([1.5] * 30, reference_ms=[1.25] * 30)  # 67% and 80% of peak
     report = judge_on_gpu(run)
     assert report.outcome is KernelOutcome.ACCEPTED
+    assert (report.speed.status, report.speed.share, report.speed.passed) == (SpeedCheckStatus.MEASURED, 0.5, True)
     shape = report.shapes[0]
     assert shape.median_seconds == pytest.approx(1.5e-3)
     assert shape.judgement.fraction == pytest.approx(H200_FLOOR_MS / 1.5)
@@ -120,12 +123,14 @@ def test_correct_but_slow_is_too_slow():
     report = judge_on_gpu(FakeGpuRun([2.5] * 30, reference_ms=[1.25] * 30))  # 40% < 50%
     assert report.outcome is KernelOutcome.TOO_SLOW
     assert report.outcome.correct
+    assert (report.speed.status, report.speed.passed) == (SpeedCheckStatus.MEASURED, False)
 
 
 def test_a_time_below_the_physical_floor_is_an_invalid_measurement():
     report = judge_on_gpu(FakeGpuRun([0.8] * 30, reference_ms=[1.25] * 30))
     assert report.outcome is KernelOutcome.INVALID_TIMING
-    assert "physical floor" in report.note
+    assert report.speed.status is SpeedCheckStatus.MEASURED and not report.speed.passed
+    assert "physical floor" in report.speed.reason
 
 
 def test_a_gpu_outside_the_catalogue_still_grades_correctness_and_reports_raw_times():
@@ -133,7 +138,8 @@ def test_a_gpu_outside_the_catalogue_still_grades_correctness_and_reports_raw_ti
                           device=lambda: DeviceReading("NVIDIA GeForce RTX 4090"))
     assert report.outcome is KernelOutcome.SPEED_NOT_SCORED
     assert report.shapes[0].judgement.rate == pytest.approx(4.8e9 / 1.5e-3)
-    assert "not in the catalogue" in report.note
+    assert report.speed.status is SpeedCheckStatus.NOT_MEASURED and report.speed.share == 0
+    assert "not in the catalogue" in report.speed.reason
 
 
 def test_a_wrong_answer_after_timing_fails_correctness():
@@ -144,6 +150,7 @@ def test_a_wrong_answer_after_timing_fails_correctness():
     assert report.outcome is KernelOutcome.WRONG_ANSWER
     assert report.correctness.first_failure.case.name.endswith("(after timing)")
     assert report.shapes == ()
+    assert (report.speed.status, report.speed.share) == (SpeedCheckStatus.SKIPPED, 0.5)  # counted, not earned
 
 
 def test_on_a_gpu_the_full_shapes_are_checked():
@@ -184,8 +191,87 @@ def test_without_a_gpu_nothing_is_timed():
                           on_gpu=False, run=run, reference_source="reference",
                           read_device=lambda: pytest.fail("no device reading without a GPU"))
     assert report.outcome is KernelOutcome.SPEED_NOT_SCORED
-    assert "interpreter" in report.note and report.shapes == ()
+    assert report.speed.status is SpeedCheckStatus.NOT_MEASURED and report.shapes == ()
+    assert "interpreter" in report.speed.reason
     assert run.plans[0]["mode"] == "interpret" and "timed" not in run.plans[0]
+
+
+# ---------------------------------------------------------------- the score: what was measured, per group
+
+
+class SixGroupJudge(DoublingJudge):
+    """Six hidden test groups told apart by length (group ``g5`` has two cases)."""
+
+    def interpreter_cases(self, rng):
+        cases = [Case(f"length {n}", f"g{n}", (rng.normal(size=n).astype(np.float32),)) for n in range(1, 7)]
+        return cases + [Case("length 7", "g5", (rng.normal(size=7).astype(np.float32),))]
+
+    def gpu_cases(self, rng):
+        return self.interpreter_cases(rng)
+
+
+def wrong_on(*lengths):
+    return lambda x, when: 2 * x + (1 if x.size in lengths else 0)
+
+
+def judged(run, on_gpu, judge=None, device=h200):
+    report = judge_kernel(judge=judge or DoublingJudge(), source=CANDIDATE, entrypoint="double", seed=7,
+                          speed=SPEED, on_gpu=on_gpu, run=run, reference_source="reference", read_device=device,
+                          gpus=GPUS)
+    return report, verdict_from_kernel_report(report, SPEED, "Python")
+
+
+def test_a_correct_kernel_without_a_gpu_earns_the_whole_part_with_speed_not_measured():
+    report, verdict = judged(FakeGpuRun([1.5] * 30), on_gpu=False)
+    assert verdict.correct and verdict.score == 1.0  # was 0.5: speed counted as zero
+    assert verdict.speed.status is SpeedCheckStatus.NOT_MEASURED and verdict.speed.share == 0
+    assert "no GPU on this grader" in verdict.speed.reason
+    assert "Speed was not measured here" in verdict.feedback and "left out of the score" in verdict.feedback
+
+
+def test_a_correct_kernel_on_a_gpu_outside_the_catalogue_earns_the_whole_part():
+    _, verdict = judged(FakeGpuRun([1.5] * 30, reference_ms=[1.25] * 30), on_gpu=True,
+                        device=lambda: DeviceReading("NVIDIA GeForce RTX 4090"))
+    assert verdict.score == 1.0 and verdict.speed.status is SpeedCheckStatus.NOT_MEASURED
+    assert "not in the catalogue" in verdict.feedback
+
+
+@pytest.mark.parametrize("samples_ms, score, passed", [([1.5] * 30, 1.0, True), ([2.5] * 30, 0.5, False)])
+def test_on_a_gpu_speed_counts_its_share(samples_ms, score, passed):
+    _, verdict = judged(FakeGpuRun(samples_ms, reference_ms=[1.25] * 30), on_gpu=True)
+    assert verdict.correct and verdict.score == pytest.approx(score)
+    assert verdict.speed.status is SpeedCheckStatus.MEASURED and verdict.speed.passed is passed
+    assert verdict.speed.share == SPEED.share
+    assert ("was awarded" if passed else "was not awarded") in verdict.feedback
+
+
+def test_five_of_six_groups_earn_five_sixths_of_correctness_without_a_gpu():
+    report, verdict = judged(FakeGpuRun([1.5] * 30, answer=wrong_on(3)), on_gpu=False, judge=SixGroupJudge())
+    assert report.outcome is KernelOutcome.WRONG_ANSWER
+    assert verdict.correct is False and verdict.score == pytest.approx(5 / 6)  # was 0.0
+    assert verdict.speed.status is SpeedCheckStatus.NOT_MEASURED
+    assert "failed: g3." in verdict.feedback and "(5 of 6 points)" in verdict.feedback
+
+
+def test_a_group_fails_when_any_of_its_cases_fails():
+    _, verdict = judged(FakeGpuRun([1.5] * 30, answer=wrong_on(7)), on_gpu=False, judge=SixGroupJudge())
+    assert verdict.score == pytest.approx(5 / 6) and "failed: g5." in verdict.feedback
+
+
+def test_on_a_gpu_five_of_six_groups_earn_five_sixths_of_the_correctness_share_and_no_speed():
+    run = FakeGpuRun([1.5] * 30, reference_ms=[1.25] * 30, answer=wrong_on(3))
+    report, verdict = judged(run, on_gpu=True, judge=SixGroupJudge())
+    assert verdict.score == pytest.approx((1 - SPEED.share) * 5 / 6)
+    assert verdict.speed.status is SpeedCheckStatus.SKIPPED and not verdict.speed.passed
+    assert "only once every hidden test passes" in verdict.feedback
+    assert len(run.plans) == 1  # the reference is not timed for a kernel that failed
+
+
+def test_a_failure_outside_the_cases_earns_nothing():
+    run = FakeGpuRun([1.5] * 30, launches=0)  # every case passes, no kernel was launched
+    report, verdict = judged(run, on_gpu=False, judge=SixGroupJudge())
+    assert report.correctness.results and all(result.passed for result in report.correctness.results)
+    assert verdict.correct is False and verdict.score == 0.0
 
 
 # ---------------------------------------------------------------- the real harness, interpreted

@@ -2,6 +2,7 @@
 and score, and (in the sandbox) grading and validating bank questions end to end."""
 
 import copy
+import json
 
 import pytest
 
@@ -14,6 +15,7 @@ from grading.kinds.kernel import KernelKind, feedback, grading_place, read_kerne
 from grading.kinds.kernel.judging import KernelOutcome, KernelReport, ShapeTiming, SpeedSpec
 from grading.kinds.programs import sandbox_unavailable_reason
 from grading.registry import get_kind, kinds
+from grading.verdict import SpeedCheck, SpeedCheckStatus, Verdict
 from questions.loader import BANK_DIR, load_file
 
 KERNEL_QUESTIONS = (
@@ -88,14 +90,16 @@ def test_a_gpu_the_sandbox_cannot_reach_is_named(monkeypatch):
 # ---------------------------------------------------------------- the verdict
 
 
-def report(outcome, fraction=0.8, reference_fraction=0.85):
+def report(outcome, fraction=0.8, reference_fraction=0.85, share=0.5):
+    """A GPU report whose speed was measured (what ``judging.judge_shapes`` returns)."""
     work, peak = Work(bytes=int(4.8e9), flops=int(1e9)), Peak(4.8e12, 989.4e12)
     shape = ShapeTiming("1,024 rows", work, samples=40, median_seconds=1e-3 / fraction, relative_error=0.001,
                         stop="stable", judgement=judge_speed(1e-3 / fraction, work, peak, "bandwidth", 0.5),
                         reference=judge_speed(1e-3 / reference_fraction, work, peak, "bandwidth", 0.5))
     correctness = JudgeReport(Outcome.ACCEPTED, (), "")
     readings = (DeviceReading("NVIDIA H200", 1980, 3201, 1980, 38), DeviceReading("NVIDIA H200", 1755, 3201, 1980, 61))
-    return KernelReport(outcome, correctness, True, "NVIDIA H200", "h200", readings, (shape,))
+    speed = SpeedCheck(SpeedCheckStatus.MEASURED, share, outcome is KernelOutcome.ACCEPTED, "compared with 50% of peak")
+    return KernelReport(outcome, correctness, True, "NVIDIA H200", "h200", readings, (shape,), speed)
 
 
 def test_an_accepted_kernel_reports_bandwidth_percent_of_peak_reference_and_device():
@@ -110,9 +114,32 @@ def test_an_accepted_kernel_reports_bandwidth_percent_of_peak_reference_and_devi
 
 def test_a_slow_kernel_keeps_the_correctness_share_only():
     speed = SpeedSpec(share=0.4)
-    verdict = feedback.verdict_from_kernel_report(report(KernelOutcome.TOO_SLOW, fraction=0.3), speed, "Python")
+    verdict = feedback.verdict_from_kernel_report(report(KernelOutcome.TOO_SLOW, fraction=0.3, share=0.4), speed,
+                                                  "Python")
     assert verdict.correct and verdict.score == pytest.approx(0.6) and verdict.mistake == "too_slow"
-    assert "30% of peak" in verdict.feedback and "was not awarded" in verdict.feedback
+    assert "30% of peak" in verdict.feedback and "Speed (40% of this part) was not awarded" in verdict.feedback
+    assert verdict.speed.status is SpeedCheckStatus.MEASURED and verdict.speed.share == 0.4
+
+
+def test_a_correct_kernel_whose_speed_was_not_measured_scores_one():
+    correct = KernelReport(KernelOutcome.SPEED_NOT_SCORED, JudgeReport(Outcome.ACCEPTED, (), ""), False,
+                           speed=SpeedCheck(SpeedCheckStatus.NOT_MEASURED, reason="no GPU on this grader"))
+    verdict = feedback.verdict_from_kernel_report(correct, SpeedSpec(share=0.5), "Python")
+    assert verdict.correct and verdict.score == 1.0
+    assert "Speed was not measured here: no GPU on this grader" in verdict.feedback
+
+
+def test_the_speed_check_round_trips_through_the_stored_verdict():
+    verdict = feedback.verdict_from_kernel_report(report(KernelOutcome.ACCEPTED), SpeedSpec(), "Python")
+    stored = json.loads(json.dumps(verdict.to_dict()))
+    assert stored["speed"] == {"status": "measured", "share": 0.5, "passed": True,
+                               "reason": "compared with 50% of peak"}
+    assert Verdict.from_dict(stored) == verdict
+    assert Verdict.from_dict({k: v for k, v in stored.items() if k != "speed"}).speed is None  # older rows
+    with pytest.raises(ValueError):
+        Verdict.from_dict(stored | {"speed": {"status": "fast"}})
+    with pytest.raises(ValueError):  # what was not measured cannot carry a share
+        SpeedCheck(SpeedCheckStatus.NOT_MEASURED, share=0.5)
 
 
 def test_a_wrong_kernel_scores_nothing():
@@ -120,7 +147,7 @@ def test_a_wrong_kernel_scores_nothing():
                          False)
     verdict = feedback.verdict_from_kernel_report(wrong, SpeedSpec(), "Python")
     assert verdict.correct is False and verdict.score == 0.0
-    assert verdict.feedback == "Runtime error: CompilationError: x"
+    assert verdict.feedback.splitlines()[0] == "Runtime error: CompilationError: x"
 
 
 # ---------------------------------------------------------------- in the sandbox
@@ -129,17 +156,20 @@ REASON = sandbox_unavailable_reason()
 needs_sandbox = [pytest.mark.sandbox, pytest.mark.skipif(bool(REASON), reason=f"needs the sandbox: {REASON}")]
 
 
-@pytest.mark.parametrize("verdict, correct, score", [("accepted", True, 0.5), ("too_slow", True, 0.5),
-                                                     ("wrong_answer", False, 0.0)])
+@pytest.mark.parametrize("verdict, correct, score", [("accepted", True, 1.0), ("too_slow", True, 1.0),
+                                                     ("wrong_answer", False, None)])
 @pytest.mark.sandbox
 @pytest.mark.skipif(bool(REASON), reason=f"needs the sandbox: {REASON}")
 def test_grading_in_the_sandbox_without_a_gpu(monkeypatch, verdict, correct, score):
     monkeypatch.setattr("gpu_runner.devices.local_gpu_name", lambda: None)
     part = part_of("kernels/040-rmsnorm-triton-kernel.yaml")
     graded = grading.grade(part, solution(part, verdict), {"judge_seed": 99})
-    assert (graded.correct, graded.score) == (correct, score)
+    assert graded.correct is correct
+    assert graded.score == score if correct else graded.score < 1.0  # a wrong one keeps the groups it passed
+    assert graded.speed.status is SpeedCheckStatus.NOT_MEASURED and graded.speed.share == 0
+    assert "Speed was not measured here" in graded.feedback
     if correct:
-        assert graded.mistake == "speed_not_scored" and "Speed was not measured" in graded.feedback
+        assert graded.mistake == "speed_not_scored"
 
 
 @pytest.mark.sandbox

@@ -17,6 +17,7 @@ from grading.judge.contract import load_judge
 from grading.kinds.kernel import feedback
 from grading.kinds.kernel.judging import KernelOutcome, LaunchCheck, SpeedSpec, judge_kernel, launch_problem
 from grading.sandbox.results import Limits
+from grading.verdict import SpeedCheckStatus
 from questions.loader import BANK_DIR, load_file
 
 DATA = Path(__file__).parent / "data" / "kernel"
@@ -176,6 +177,7 @@ def test_a_correct_triton_answer_is_accepted_and_its_launch_called_advisory():
     assert report.launch_check is LaunchCheck.ADVISORY
     verdict = feedback.verdict_from_kernel_report(report, SPEED, "Python")
     assert verdict.correct and feedback.LAUNCH_ADVISORY in verdict.feedback
+    assert verdict.score == 1.0 and verdict.speed.status is SpeedCheckStatus.NOT_MEASURED  # no GPU here
     assert "advisory here, not proven" in verdict.feedback
 
 

@@ -7,11 +7,18 @@ a fresh sandboxed process on hidden cases drawn from a secret seed
 (``context["judge_seed"]`` when the caller fixes one). Where it runs:
 
 - no GPU on this grader (CI, the embedded mode, a CPU worker): under Triton's
-  interpreter on the CPU, on shapes sized for it; the verdict says speed was not
-  measured and only the correctness share of the part is earned;
+  interpreter on the CPU, on shapes sized for it; speed is not measured there, so it
+  is left out of the score (``Verdict.speed`` says ``not_measured`` and why) and a
+  correct kernel scores 1.0;
 - a GPU whose sandbox can reach it (a GPU worker consuming ``settings.GPU_QUEUE``):
   correctness on the full shapes before and after timing, then speed against the
-  catalogue peak of the detected GPU, next to the reference kernel's.
+  catalogue peak of the detected GPU, next to the reference kernel's; speed carries
+  the part's ``speed.share`` of the score (not on a GPU outside the catalogue: no peak,
+  so not measured, as without a GPU).
+
+Correctness is scored per hidden test group (each group the cases name is worth the
+same; ``correct`` only when all pass), and speed only once every group passes: the
+rules are in ``feedback``'s docstring.
 
 The verdict's name (``judging.KernelOutcome``) is ``Verdict.mistake``. FORMAT.md,
 "kernel parts", is the spec format.
@@ -66,7 +73,8 @@ NOT_A_KERNEL_JUDGE = "the judge must be a grading.kinds.kernel.problem.KernelJud
 class KernelSolution:
     """An author's solution and the verdict it must get on a GPU: ``accepted`` (the
     reference: reaches the threshold), ``too_slow`` (correct, fails the speed test), or a
-    correctness failure. Under the interpreter the first two are both correct, unscored."""
+    correctness failure. Under the interpreter the first two are both correct, speed
+    not measured."""
 
     code: str
     verdict: str
@@ -120,6 +128,11 @@ class KernelKind(AnswerKind):
                        interpreted_html=html.escape(reading))
 
     def grade(self, spec: KernelSpec, text: str, context: Mapping) -> Verdict:
+        """Run the kernel where this grader can (``grading_place``). The score counts
+        what was measured: per hidden test group for correctness; speed's share only
+        where it was timed on a GPU in the catalogue, and only once every group passed;
+        where speed cannot be measured it is left out and correctness carries the whole
+        part. ``Verdict.speed`` records which (``feedback.kernel_score``)."""
         reading = read_kernel_source(text, spec.entrypoint)
         if isinstance(reading, Verdict):
             return reading
@@ -133,8 +146,8 @@ class KernelKind(AnswerKind):
         except SandboxError as error:
             return Verdict.invalid(f"The sandbox failed before running this answer ({error}); "
                                    "it was not graded. Please submit again.", reading)
-        if note:  # a GPU this grader could not use: say so next to "speed was not measured"
-            report = replace(report, note=f"{report.note} ({note})" if report.note else note)
+        if note:  # a GPU this grader could not use: say so where the verdict says speed was not measured
+            report = replace(report, speed=replace(report.speed, reason=f"{report.speed.reason} ({note})"))
         return verdict_from_kernel_report(report, spec.speed, reading, limits_text(spec, on_gpu))
 
     def reference_answer(self, spec: KernelSpec, context: Mapping) -> str:

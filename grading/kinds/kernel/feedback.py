@@ -1,11 +1,24 @@
 """Turn a ``KernelReport`` into the candidate's ``Verdict``: the score, and in words what
 was checked, what was measured, on which device, and how it compares with the reference.
 
-Scoring: a correct kernel earns the correctness share of the part (``1 - speed.share``);
-the speed share is earned only when every timed shape reaches the threshold on a GPU in
-the catalogue. A wrong kernel earns nothing. Hidden cases are described by name and
-input shapes only; the secret seed appears nowhere. That a kernel actually launched is
-said to be advisory (``LaunchCheck``): only the source's launch is checked by the host.
+Scoring (``kernel_score``), for what was measured:
+
+- correctness is scored per hidden test group, as code parts are
+  (``grading.judge.feedback.tally_groups``): each group the hidden cases name is worth
+  the same, and earns it when all its cases pass (on a GPU, before and after timing).
+  A run that fails outside the cases (a limit, a crash, a failure while timing, no
+  kernel launched) earns nothing. ``correct`` is true only when every group passes;
+- speed is scored only where it was measured (a timed run on a GPU in the catalogue)
+  and only once every group passes; then it carries the part's ``speed.share`` and
+  earns it when every timed shape reaches the threshold, and correctness carries the
+  rest. Where this grader cannot measure speed (no GPU, a GPU outside the catalogue),
+  speed is left out of the score, not counted as zero: correctness carries the whole
+  part, so a correct kernel scores 1.0 there. The verdict says which in
+  ``Verdict.speed`` (``SpeedCheck``) and in words.
+
+Hidden cases are described by name and input shapes only; the secret seed appears
+nowhere. That a kernel actually launched is said to be advisory (``LaunchCheck``): only
+the source's launch is checked by the host.
 """
 
 from __future__ import annotations
@@ -13,8 +26,9 @@ from __future__ import annotations
 import html
 
 from gpu_runner import timing
+from grading.judge.feedback import case_groups, group_summary, tally_groups
 from grading.kinds.kernel.judging import KernelOutcome, KernelReport, LaunchCheck, ShapeTiming, SpeedSpec
-from grading.verdict import Verdict
+from grading.verdict import SpeedCheckStatus, Verdict
 
 _WHOLE_RUN_WORDS = {
     KernelOutcome.TIME_LIMIT: "Time limit exceeded",
@@ -28,10 +42,24 @@ LAUNCH_ADVISORY = ("Your source launches a Triton kernel; that it actually ran i
                    "process, so that part is advisory here, not proven.")
 
 
-def kernel_score(outcome: KernelOutcome, speed: SpeedSpec) -> float:
-    if outcome is KernelOutcome.ACCEPTED:
+def correctness_fraction(report: KernelReport) -> float:
+    """The share of hidden test groups passed: 1 for a correct kernel, 0 for a run that
+    failed outside the cases, else per group as a code part scores them."""
+    if report.outcome.correct:
         return 1.0
-    return 1.0 - speed.share if outcome.correct else 0.0
+    results = report.correctness.results
+    if not any(not result.passed for result in results):
+        return 0.0  # nothing to credit per group: the run itself failed
+    return tally_groups(results, case_groups(results)).score
+
+
+def kernel_score(report: KernelReport) -> float:
+    """Correctness per group on the share speed does not carry, plus speed's share when
+    measured and passed (see the module docstring); ``report.speed.share`` is 0 where
+    speed was not measured, so correctness then carries the whole part."""
+    share = report.speed.share
+    earned = (1.0 - share) * correctness_fraction(report) + (share if report.speed.passed else 0.0)
+    return min(max(earned, 0.0), 1.0)
 
 
 def verdict_from_kernel_report(report: KernelReport, speed: SpeedSpec, interpreted: str,
@@ -40,11 +68,23 @@ def verdict_from_kernel_report(report: KernelReport, speed: SpeedSpec, interpret
     lines = _correctness_lines(report, limits_text)
     if outcome.correct:
         lines += speed_lines(report, speed)
-        if outcome is not KernelOutcome.ACCEPTED:
-            lines.append(f"Speed earns {speed.share:.0%} of this part; it was not awarded.")
-    return Verdict(valid=True, correct=outcome.correct, score=kernel_score(outcome, speed),
+    lines.append(speed_score_line(report))
+    return Verdict(valid=True, correct=outcome.correct, score=kernel_score(report),
                    interpreted=interpreted, interpreted_html=html.escape(interpreted),
-                   feedback="\n".join(lines), mistake=outcome.value)
+                   feedback="\n".join(lines), mistake=outcome.value, speed=report.speed)
+
+
+def speed_score_line(report: KernelReport) -> str:
+    """How speed entered the score, in words: the line a scorecard reader looks for."""
+    check = report.speed
+    if check.status is SpeedCheckStatus.NOT_MEASURED:
+        return (f"Speed was not measured here: {check.reason}. It is left out of the score, "
+                "so correctness counts for the whole part.")
+    if check.status is SpeedCheckStatus.SKIPPED:
+        return f"Speed ({check.share:.0%} of this part) was {check.reason}; it was not awarded."
+    if check.passed:
+        return f"Speed ({check.share:.0%} of this part) was awarded: {check.reason}."
+    return f"Speed ({check.share:.0%} of this part) was not awarded: {check.reason}."
 
 
 def _correctness_lines(report: KernelReport, limits_text: str) -> list[str]:
@@ -65,17 +105,18 @@ def _correctness_lines(report: KernelReport, limits_text: str) -> list[str]:
         return [text]
     passed = sum(1 for result in judged.results if result.passed)
     case = failure.case
-    return [f'{failure.outcome.label} on hidden test "{case.name}" (inputs {case.describe_shapes()}): {failure.detail}',
-            f"{passed} of {len(judged.results)} tests passed ({where})."]
+    lines = [f'{failure.outcome.label} on hidden test "{case.name}" (group {case.group}; inputs '
+             f'{case.describe_shapes()}): {failure.detail}',
+             f"{passed} of {len(judged.results)} tests passed ({where})."]
+    groups = case_groups(judged.results)
+    summary = group_summary(tally_groups(judged.results, groups), groups)
+    return lines + [summary] if summary else lines
 
 
 def speed_lines(report: KernelReport, speed: SpeedSpec) -> list[str]:
-    """The speed part of the feedback: one line per timed shape, then the device."""
-    if report.note and not report.shapes:
-        return [report.note]
+    """The speed part of the feedback: one line per timed shape, then the device
+    (nothing when the kernel was not timed; ``speed_score_line`` says why)."""
     lines = []
-    if report.note:
-        lines.append(report.note)
     needed = f"needs {speed.threshold:.0%} of peak" if report.catalogue_key else "not scored"
     for shape in report.shapes:
         lines.append(f"{shape.name}: {describe_shape(shape, speed)}; {needed}.")

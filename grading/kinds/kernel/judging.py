@@ -11,6 +11,14 @@ a process of its own, reads the GPU's clocks and temperature before and after
 detected GPU. It returns a ``KernelReport``; ``feedback`` turns that into the
 candidate's verdict.
 
+Speed is scored only where it can be: on a GPU in the catalogue (a peak to compare
+with), in a run that times, and only once every hidden test passed. Each report says
+which as data (``KernelReport.speed``, a ``grading.verdict.SpeedCheck``): ``measured``
+(timed and scored), ``skipped`` (this grader scores speed, but a hidden test failed
+first, so it was not timed and earns nothing) or ``not_measured`` (this grader cannot
+score speed: no GPU, a GPU outside the catalogue, a correctness-only run), which leaves
+speed out of the score rather than counting it as zero.
+
 That the answer is a Triton kernel is decided here, before anything runs, by reading
 its source (``launch_problem``): it must define a ``@triton.jit`` function and launch it
 as ``kernel[grid](...)``. The harness also counts launches at run time, but it shares the
@@ -24,6 +32,7 @@ from __future__ import annotations
 
 import ast
 import enum
+import functools
 import json
 import math
 from collections.abc import Callable, Mapping
@@ -46,6 +55,7 @@ from grading.judge.runner import (
     plain_text,
 )
 from grading.kinds.kernel.problem import KernelJudge, TimedShape
+from grading.verdict import SpeedCheck, SpeedCheckStatus
 
 HARNESS_FILE = "kernel_harness.py"
 OUT_DIR = "/sandbox/out"
@@ -64,7 +74,7 @@ class KernelOutcome(enum.StrEnum):
     (wrong_answer, runtime_error, time_limit, ...) keep their names."""
 
     ACCEPTED = "accepted"  # correct, and every timed shape reached the threshold
-    SPEED_NOT_SCORED = "speed_not_scored"  # correct; speed not measured or no catalogue peak
+    SPEED_NOT_SCORED = "speed_not_scored"  # correct; speed not measured here (left out of the score)
     TOO_SLOW = "too_slow"  # correct; a timed shape fell short of the threshold
     INVALID_TIMING = "invalid_timing"  # correct; a time below the physical floor
     WRONG_ANSWER = "wrong_answer"
@@ -120,11 +130,15 @@ class ShapeTiming:
     error: str = ""
 
 
+NOT_TIMED = SpeedCheck(SpeedCheckStatus.NOT_MEASURED, reason="the kernel was not timed")
+
+
 @dataclass(frozen=True)
 class KernelReport:
     """The judgement of one kernel submission. ``correctness`` holds the case results
     (on a GPU the after-timing pass is in it too, named so); ``shapes`` is empty unless
-    it was timed; ``note`` says in words what was and was not measured."""
+    it was timed; ``speed`` says whether speed was measured and counted, and in words
+    why (or why not)."""
 
     outcome: KernelOutcome
     correctness: JudgeReport
@@ -133,7 +147,7 @@ class KernelReport:
     catalogue_key: str | None = None
     readings: tuple = ()  # DeviceReading before and after, when the host could read them
     shapes: tuple[ShapeTiming, ...] = ()
-    note: str = ""
+    speed: SpeedCheck = NOT_TIMED
     launch_check: LaunchCheck = LaunchCheck.ADVISORY
 
 
@@ -174,7 +188,9 @@ def judge_kernel(*, judge: KernelJudge, source: str, entrypoint: str, seed: int,
     gpus = gpus or {}
     problem = launch_problem(source)
     if problem:
+        # Never run, so no device is read: where speed counts is judged from on_gpu alone.
         return KernelReport(KernelOutcome.WRONG_ANSWER, JudgeReport(Outcome.WRONG_ANSWER, (), problem), on_gpu,
+                            speed=untimed_speed(speed, "" if on_gpu else NO_GPU, "the answer was not run"),
                             launch_check=LaunchCheck.NOT_IN_SOURCE)
     words = RunWords(source, sealed=True)  # every case is hidden
     cases = judge.cases(np.random.default_rng(seed), on_gpu)
@@ -190,26 +206,53 @@ def judge_kernel(*, judge: KernelJudge, source: str, entrypoint: str, seed: int,
     readings = tuple(reading for reading in (before, after) if reading is not None)
     base = {"on_gpu": on_gpu, "device_name": before.name if before else None, "catalogue_key": key,
             "readings": readings}
+    peak = devices.catalogue_peak(gpus, key, speed.peak_field) if on_gpu else None
+    unscorable = unscorable_reason(on_gpu, bool(shapes), peak, base["device_name"])
     correctness = check_outputs(judge, cases, expected, result, after_pass=on_gpu and bool(shapes), words=words)
     if correctness.outcome is not Outcome.ACCEPTED:
-        return KernelReport(KernelOutcome(correctness.outcome.value), correctness, **base)
-    if not on_gpu:
-        return KernelReport(KernelOutcome.SPEED_NOT_SCORED, correctness, **base,
-                            note="Speed was not measured: no GPU on this grader, so the kernel ran under "
-                                 "Triton's interpreter on the CPU, on shapes sized for it.")
+        return KernelReport(KernelOutcome(correctness.outcome.value), correctness, **base,
+                            speed=untimed_speed(speed, unscorable, "a hidden test failed"))
     if not shapes:
         return KernelReport(KernelOutcome.SPEED_NOT_SCORED, correctness, **base,
-                            note="Speed was not measured in this run (correctness only).")
+                            speed=SpeedCheck(SpeedCheckStatus.NOT_MEASURED, reason=unscorable))
     measured = read_timing(result.files, shapes, words)
     failed = next((shape for shape in measured if shape.error), None)
     if failed:
         report = replace(correctness, outcome=Outcome.RUNTIME_ERROR, detail=f"timing {failed.name}: {failed.error}")
-        return KernelReport(KernelOutcome.RUNTIME_ERROR, report, **base, shapes=measured)
+        return KernelReport(KernelOutcome.RUNTIME_ERROR, report, **base, shapes=measured,
+                            speed=untimed_speed(speed, unscorable, f"timing {failed.name} failed"))
     if reference_times is None and reference_source is not None:
         reference_times = time_reference(judge, reference_source, entrypoint, seed, run, limits, policy,
                                          devices.catalogue_l2_bytes(gpus, key))
-    return judge_shapes(correctness, measured, speed, devices.catalogue_peak(gpus, key, speed.peak_field),
-                        reference_times or {}, base)
+    return judge_shapes(correctness, measured, speed, peak, reference_times or {}, base)
+
+
+NO_GPU = ("no GPU on this grader, so the kernel ran under Triton's interpreter on the CPU, "
+          "on shapes sized for it")
+
+
+def unscorable_reason(on_gpu: bool, timed: bool, peak: devices.Peak | None, device_name: str | None) -> str:
+    """Why this run cannot score speed, in words; "" when it can (a timed run on a GPU
+    whose catalogue peak is known)."""
+    if not on_gpu:
+        return NO_GPU
+    if not timed:
+        return "this run checked correctness only"
+    if peak is None:
+        return (f"{device_name} is not in the catalogue, so there is no peak to compare with "
+                "(raw times are reported)")
+    return ""
+
+
+def untimed_speed(speed: SpeedSpec, unscorable: str, why_untimed: str) -> SpeedCheck:
+    """Speed for a kernel that was not timed because it failed first: left out of the
+    score where this grader cannot score speed (``unscorable`` says why), else counted
+    with its share and earning nothing, since speed is scored only once every hidden
+    test passes."""
+    if unscorable:
+        return SpeedCheck(SpeedCheckStatus.NOT_MEASURED, reason=unscorable)
+    return SpeedCheck(SpeedCheckStatus.SKIPPED, share=speed.share,
+                      reason=f"not timed: {why_untimed}, and speed is scored only once every hidden test passes")
 
 
 def check_outputs(judge: KernelJudge, cases: list[Case], expected: list, result, after_pass: bool,
@@ -395,7 +438,8 @@ def time_reference(judge: KernelJudge, source: str, entrypoint: str, seed: int, 
 
 def judge_shapes(correctness: JudgeReport, measured, speed: SpeedSpec, peak: devices.Peak | None,
                  reference_times: dict, base: dict) -> KernelReport:
-    """The speed verdict over every timed shape (all must pass), beside the reference."""
+    """The speed verdict over every timed shape (all must pass), beside the reference;
+    measured, with the part's share, when ``peak`` is known, else not measured."""
     judged = []
     for shape in measured:
         judgement = timing.judge_speed(shape.median_seconds, shape.work, peak, speed.metric, speed.threshold)
@@ -404,16 +448,20 @@ def judge_shapes(correctness: JudgeReport, measured, speed: SpeedSpec, peak: dev
                                if reference else None)
         judged.append(replace(shape, judgement=judgement, reference=reference_judgement))
     statuses = {shape.judgement.status for shape in judged}
+    measured = functools.partial(SpeedCheck, SpeedCheckStatus.MEASURED, speed.share)
     if peak is None:
         outcome = KernelOutcome.SPEED_NOT_SCORED
-        note = (f"Speed was not scored: {base['device_name']} is not in the catalogue, so there is no peak "
-                "to compare with. Raw times are reported.")
+        check = SpeedCheck(SpeedCheckStatus.NOT_MEASURED,
+                           reason=unscorable_reason(True, True, None, base["device_name"]))
     elif timing.SpeedStatus.INVALID in statuses:
         outcome = KernelOutcome.INVALID_TIMING
-        note = "A measured time is below the physical floor (bytes over peak bandwidth): the measurement is invalid."
+        check = measured(False, "a measured time is below the physical floor (bytes over peak bandwidth): "
+                                "the measurement is invalid")
     elif statuses == {timing.SpeedStatus.PASS}:
-        outcome, note = KernelOutcome.ACCEPTED, ""
+        outcome = KernelOutcome.ACCEPTED
+        check = measured(True, f"every timed shape reached {speed.threshold:.0%} of peak")
     else:
-        outcome, note = KernelOutcome.TOO_SLOW, ""
-    return KernelReport(outcome, correctness, **base, shapes=tuple(judged), note=note)
+        outcome = KernelOutcome.TOO_SLOW
+        check = measured(False, f"a timed shape fell short of {speed.threshold:.0%} of peak")
+    return KernelReport(outcome, correctness, **base, shapes=tuple(judged), speed=check)
 
