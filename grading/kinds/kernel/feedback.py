@@ -48,8 +48,8 @@ def correctness_fraction(report: KernelReport) -> float:
     if report.outcome.correct:
         return 1.0
     results = report.correctness.results
-    if not any(not result.passed for result in results):
-        return 0.0  # nothing to credit per group: the run itself failed
+    if all(result.passed for result in results):
+        return 0.0  # no case failed, so the run itself did (a limit, no launch, timing): nothing per group
     return tally_groups(results, case_groups(results)).score
 
 
