@@ -52,6 +52,25 @@ class SpeedCheck:
 
 
 @dataclass(frozen=True)
+class ExampleResult:
+    """One visible example's fate in a run of the examples (code parts' "Run"), as data
+    the pages lay out beside the example: ``outcome`` is ``passed`` or the code verdict
+    (``wrong_answer``, ``runtime_error``, ...); ``got`` what the candidate's code
+    returned, rendered ("" when it returned nothing readable); ``expected`` the result
+    the statement shows; ``detail`` what went wrong, in the judge's words."""
+
+    name: str
+    outcome: str
+    got: str = ""
+    expected: str = ""
+    detail: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome == "passed"
+
+
+@dataclass(frozen=True)
 class Verdict:
     """The outcome of ``interpret`` or ``grade``.
 
@@ -68,6 +87,8 @@ class Verdict:
       ``interpret`` and for invalid answers).
     - ``speed``: for kinds that time the answer (kernels), whether speed was measured
       and counted (``SpeedCheck``); None for every other kind.
+    - ``examples``: per visible example, its result (``ExampleResult``), for a run of
+      the visible examples; empty otherwise. Never holds a hidden case.
     """
 
     valid: bool
@@ -79,6 +100,7 @@ class Verdict:
     mistake: str | None = None
     expected: str = ""
     speed: SpeedCheck | None = None
+    examples: tuple[ExampleResult, ...] = ()
 
     def __post_init__(self):
         if not 0.0 <= self.score <= 1.0:
@@ -119,4 +141,18 @@ class Verdict:
         speed = values.setdefault("speed", None)
         if speed is not None:
             values["speed"] = SpeedCheck.from_dict(speed)
+        values["examples"] = _examples_from_list(values.get("examples", ()))
         return cls(**values)
+
+
+def _examples_from_list(items) -> tuple[ExampleResult, ...]:
+    if not isinstance(items, (list, tuple)):
+        raise ValueError("verdict 'examples' must be a list")
+    known = {field.name for field in fields(ExampleResult)}
+    examples = []
+    for item in items:
+        if not isinstance(item, dict) or not all(isinstance(item.get(key, ""), str) for key in known) \
+                or not {"name", "outcome"} <= set(item):
+            raise ValueError("each of verdict 'examples' needs text name, outcome, got, expected, detail")
+        examples.append(ExampleResult(**{key: value for key, value in item.items() if key in known}))
+    return tuple(examples)

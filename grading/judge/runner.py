@@ -41,6 +41,7 @@ MAX_ERROR_TYPE_CHARS = 200
 MAX_MESSAGE_CHARS = 2100
 MAX_NOTE_CHARS = 2000
 MAX_DETAIL_CHARS = 4000  # any one case's detail, which the feedback quotes
+MAX_RETURNED_CHARS = 1000  # a visible example's return value, as a run of the examples shows it
 MAX_SOURCE_LINE_CHARS = 200
 
 
@@ -74,12 +75,14 @@ WHOLE_RUN_OUTCOMES = {
 class CaseResult:
     """One case's fate. ``outcome`` is ACCEPTED, WRONG_ANSWER or RUNTIME_ERROR;
     ``detail`` says what went wrong ("" when it passed), in the words ``RunWords``
-    allows for the run."""
+    allows for the run. ``got`` is what a visible example returned, rendered, in a run
+    of the visible examples alone ("" otherwise: ``RunWords.returned``)."""
 
     case: Case
     visible: bool
     outcome: Outcome
     detail: str = ""
+    got: str = ""
 
     @property
     def passed(self) -> bool:
@@ -168,10 +171,11 @@ def judge_case(judge: Judge, case: Case, visible: bool, cid: str, expected: Any,
     except Exception as error:  # noqa: BLE001 - odd candidate data must not crash the judge
         logger.warning("judge check raised on case %r: %r", case.name, error)
         return CaseResult(case, visible, Outcome.WRONG_ANSWER, words.check_failed(error))
+    got = words.returned(raw.value) if visible else ""
     if problem:
         detail = words.wrong_answer(case, raw.value, expected, str(problem))
-        return CaseResult(case, visible, Outcome.WRONG_ANSWER, detail)
-    return CaseResult(case, visible, Outcome.ACCEPTED)
+        return CaseResult(case, visible, Outcome.WRONG_ANSWER, detail, got)
+    return CaseResult(case, visible, Outcome.ACCEPTED, got=got)
 
 
 # Exception types a sealed run's words may name: Python's, the harness's own, and those
@@ -232,6 +236,15 @@ class RunWords:
         if case.calls is not None:
             return describe_call_mismatch(case.calls, got, expected)
         return describe_mismatch(got, expected)
+
+    def returned(self, value: Any) -> str:
+        """A case's return value written out (NumPy arrays as ``array(...)``, long ones
+        elided), cut at ``MAX_RETURNED_CHARS``; "" in a sealed run."""
+        if self.sealed:
+            return ""
+        with np.printoptions(threshold=40, edgeitems=4, linewidth=10**6):
+            text = repr(value)
+        return plain_text(text, MAX_RETURNED_CHARS)
 
     def unreadable(self, error: MalformedOutput) -> str:
         if not self.sealed:
