@@ -1,6 +1,7 @@
 """What the kinds whose answers are programs (``code``, ``kernel``) share: reading the
-source, the part's program fields and limits, the hidden tests' seed, and whether the
-sandbox can run anything here. Imports no kind: each of those kinds imports this.
+source, the part's program fields and limits, the hidden tests' seed, whether the
+sandbox can run anything here, and how their answer forms show visible examples.
+Imports no kind: each of those kinds imports this.
 """
 
 from __future__ import annotations
@@ -10,7 +11,10 @@ import re
 import secrets
 from collections.abc import Mapping
 
-from grading.judge.contract import JudgeNotFound, judge_path
+import numpy as np
+
+from grading.judge.cases import Case
+from grading.judge.contract import Judge, JudgeNotFound, judge_path
 from grading.kinds.base import JUDGE_SEED_KEY, SpecError, require_text
 from grading.verdict import Verdict
 
@@ -19,6 +23,8 @@ SEED_CONTEXT_KEY = JUDGE_SEED_KEY
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # Limits an author may set per part, in the sandbox's units (memory in MB here).
 LIMIT_KEYS = {"cpu_seconds": float, "wall_seconds": float, "memory_mb": int}
+# How much of an example's inputs, expected output or returned value a page shows.
+EXAMPLE_TEXT_CHARS = 200
 
 
 # ---------------------------------------------------------------- reading source
@@ -128,3 +134,33 @@ def load_limits(raw: Mapping) -> tuple[tuple[str, float], ...]:
             raise SpecError("must be a positive number", f"limits.{key}")
         limits.append((key, LIMIT_KEYS[key](value)))
     return tuple(sorted(limits))
+
+
+# ---------------------------------------------------------------- showing visible examples
+
+
+def shorten(text: str, limit: int = EXAMPLE_TEXT_CHARS) -> str:
+    """``text`` on one line (its lines joined with spaces, their own spacing kept) of at
+    most ``limit`` characters, cut with "…"."""
+    text = " ".join(line.strip() for line in str(text).splitlines() if line.strip())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def example_row(name: str, inputs: str, expected: str, shapes: str = "") -> dict:
+    """One visible example as an answer form lists it (``part.display.examples``):
+    ``name``, ``inputs`` (the call, or a preview of the tensors), ``shapes`` (dtypes
+    and shapes of array inputs, "" when the inputs say it all) and ``expected``."""
+    return {"name": name, "inputs": shorten(inputs), "shapes": shorten(shapes), "expected": shorten(expected)}
+
+
+def judge_example_rows(judge: Judge) -> list[dict]:
+    """The rows of a judge's visible examples (``Judge.examples()``, fixed and public
+    by design), for parts whose examples live only in the judge: shapes and dtypes, a
+    preview of the inputs, and the reference's output. Never draws a hidden case."""
+    return [_case_row(case, judge.reference(case)) for case in judge.examples()]
+
+
+def _case_row(case: Case, expected) -> dict:
+    with np.printoptions(threshold=40, edgeitems=4, linewidth=10**6):
+        shown = repr(expected)
+    return example_row(case.name, case.describe_inputs(EXAMPLE_TEXT_CHARS * 2), shown, case.describe_shapes())

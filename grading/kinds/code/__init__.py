@@ -25,14 +25,16 @@ from grading.judge.runner import Outcome, judge_submission
 from grading.kinds.base import AnswerKind, PartSpec, SpecError, common_fields, require_text
 from grading.kinds.programs import (
     MAX_SOURCE_BYTES,
+    example_row,
     load_limits,
     load_program_fields,
     read_source,
     sandbox_unavailable_reason,
+    shorten,
     submission_seed,
 )
 from grading.sandbox import Limits, SandboxError
-from grading.verdict import Verdict
+from grading.verdict import ExampleResult, Verdict
 
 _GROUP_ID = re.compile(r"^[a-z0-9_-]+$")
 # Generous for a cold interpreter that imports torch (seconds of CPU on its own); the
@@ -114,6 +116,16 @@ class CodeKind(AnswerKind):
             return reading
         return verdict_from_report(report, spec.groups, reading, limits_text(spec))
 
+    def display_context(self, raw: Mapping, context: Mapping) -> dict:
+        """``examples``: the part's visible examples as the statement gives them, each
+        {name, inputs (the call), shapes (""), expected (the result shown)}, cut to a
+        line. Reads only the YAML's ``examples`` (public by design): never the judge,
+        its hidden cases or a seed. A part without examples has none to show."""
+        if not raw.get("examples"):
+            return {"examples": []}
+        return {"examples": [example_row(example.name, example.call, example.result)
+                             for example in _load_examples(raw)]}
+
     def verdict_name(self, verdict: Verdict) -> str:
         """The code verdict (accepted, wrong_answer, ...), kept in ``Verdict.mistake``."""
         if verdict.valid and verdict.mistake:
@@ -122,8 +134,10 @@ class CodeKind(AnswerKind):
 
     def try_examples(self, spec: CodeSpec, text: str) -> Verdict:
         """Run ``text`` on the visible examples only (the editor's "run" button): one
-        line per example in ``feedback``, ``correct`` None and score 0 (nothing is
-        graded, no hidden case is drawn). Same sandbox, same limits as ``grade``."""
+        line per example in ``feedback`` and, as data, each example's ``ExampleResult``
+        in ``examples`` (what it returned beside the result the statement shows);
+        ``correct`` None and score 0 (nothing is graded, no hidden case is drawn). Same
+        sandbox, same limits as ``grade``."""
         reading, report = _judge(spec, text, None)
         if report is None:
             return reading
@@ -133,8 +147,15 @@ class CodeKind(AnswerKind):
             summary = "\n".join(
                 f"{'passed' if result.passed else result.outcome.label.lower()}: {result.case.name}"
                 + ("" if result.passed else f" ({result.detail})") for result in report.results)
+        shown = {example.name: example.result for example in spec.examples}
+        examples = tuple(
+            ExampleResult(name=result.case.name, outcome="passed" if result.passed else result.outcome.value,
+                          got=shorten(result.got), expected=shorten(shown.get(result.case.name, "")),
+                          detail=result.detail)
+            for result in report.results if result.visible)
         return Verdict(valid=True, correct=None, score=0.0, interpreted=reading,
-                       interpreted_html=html.escape(reading), feedback=summary, mistake=report.outcome.value)
+                       interpreted_html=html.escape(reading), feedback=summary, mistake=report.outcome.value,
+                       examples=examples)
 
     def reference_answer(self, spec: CodeSpec, context: Mapping) -> str:
         return next(solution.code for solution in spec.solutions if solution.verdict is Outcome.ACCEPTED)

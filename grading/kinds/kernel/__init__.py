@@ -48,6 +48,7 @@ from grading.kinds.kernel.judging import KernelReport, SpeedSpec, judge_kernel
 from grading.kinds.kernel.problem import KernelJudge
 from grading.kinds.programs import (
     MAX_SOURCE_BYTES,
+    judge_example_rows,
     load_limits,
     load_program_fields,
     read_source,
@@ -152,6 +153,17 @@ class KernelKind(AnswerKind):
 
     def reference_answer(self, spec: KernelSpec, context: Mapping) -> str:
         return spec.reference_source
+
+    def display_context(self, raw: Mapping, context: Mapping) -> dict:
+        """``examples``: the judge's visible examples (``KernelJudge.examples()``, none
+        unless the judge defines them), each {name, inputs (a preview of the tensors),
+        shapes (their dtypes and shapes), expected (the reference's output)}. Never the
+        hidden cases, the timed shapes or a seed."""
+        try:
+            judge = load_judge(require_text(raw, "judge"), str(raw.get("id", "")))
+        except JudgeNotFound as error:
+            raise SpecError(str(error), "judge") from None
+        return {"examples": judge_example_rows(judge)}
 
     def mistake_answers(self, spec: KernelSpec, context: Mapping) -> list[tuple[str, str]]:
         """Each solution that must fail correctness, with its verdict name."""
