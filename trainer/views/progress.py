@@ -14,6 +14,7 @@ from django.views.decorators.vary import vary_on_headers
 from questions.models import Topic
 from questions.selectors import practice_bank
 from trainer import charts, selectors, services
+from trainer.spreadsheet import spreadsheet_cell
 
 EXPORT_FIELDS = [
     ("id", "id"), ("created_at", "created_at"), ("question_version__question__slug", "question"),
@@ -57,18 +58,6 @@ def _export_records(user):
         yield record
 
 
-# A spreadsheet reads a cell starting with one of these as a formula (=HYPERLINK(...)
-# in a typed answer would run when the CSV is opened): OWASP's advice is to prefix such
-# text cells with a quote, which makes the spreadsheet show them as text.
-FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
-
-
-def _spreadsheet_cell(value):
-    if isinstance(value, str) and value.startswith(FORMULA_TRIGGERS):
-        return "'" + value
-    return value
-
-
 @login_required
 @permission_required("grading.submit_attempt", raise_exception=True)
 def export_attempts(request, fmt):
@@ -80,6 +69,6 @@ def export_attempts(request, fmt):
         response = HttpResponse(content_type="text/csv")
         writer = csv.DictWriter(response, fieldnames=[name for _, name in EXPORT_FIELDS])
         writer.writeheader()
-        writer.writerows({name: _spreadsheet_cell(value) for name, value in record.items()} for record in records)
+        writer.writerows({name: spreadsheet_cell(value) for name, value in record.items()} for record in records)
     response["Content-Disposition"] = f'attachment; filename="attempts.{fmt}"'
     return response
