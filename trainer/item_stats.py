@@ -26,7 +26,7 @@ Only parts whose kind grades by itself (``auto_graded``) can be suspect. A part 
 suspect when either holds:
 
 1. **A shared unexplained wrong answer**: at least ``CLUSTER_MIN_CANDIDATES`` (5)
-   distinct candidates gave the same wrong answer carefully, they are at least
+   distinct candidates gave the same one-line wrong answer carefully, they are at least
    ``CLUSTER_MIN_SHARE`` (25%) of the candidates who answered the part carefully, and
    the answer matched none of the part's listed mistakes. A classic slip, an engine
    diagnosis or a chosen distractor does not explain it: many careful people agreeing on
@@ -193,10 +193,12 @@ def _attempt_rows(*, all_versions: bool, topic: str | None):
     )
     return (
         attempts.order_by("created_at", "id")
-        .annotate(wrong_text=wrong_text, wrong_feedback=wrong_feedback, mistake=KT("verdict__mistake"))
+        .annotate(wrong_text=wrong_text, wrong_feedback=wrong_feedback)
         .values_list(
             "question_version__question_id", "part_id", "part_kind", "user_id", "correct", "hints_used",
-            "time_taken", "after_solution", "interview_link__id", "wrong_text", "wrong_feedback", "mistake",
+            "time_taken", "after_solution", "interview_link__id", "wrong_text", "wrong_feedback",
+            # The JSON value, not KT's text: SQLite's text of a JSON null is "null".
+            "verdict__mistake",
         )
     )
 
@@ -238,11 +240,15 @@ def _suspect_reasons(gathered: _PartRows, difficulty: int) -> list[str]:
     reasons = []
     careful_total = len(gathered.careful_candidates)
     for (text, mistake), users in gathered.careful_wrong_candidates.items():
+        if not text:
+            # Programs and prose are grouped by their diagnosis alone ("wrong_answer"),
+            # which many honest failures share: not the same answer.
+            continue
         explained = bool(mistake and mistake.startswith(LISTED_MISTAKE_PREFIX))
         if explained or len(users) < CLUSTER_MIN_CANDIDATES or len(users) < CLUSTER_MIN_SHARE * careful_total:
             continue
-        shown = text or f"answers diagnosed {mistake}"
-        reasons.append(f"{len(users)} of {careful_total} careful candidates answered {shown!r}, "
+        diagnosis = f" (the engine saw {mistake})" if mistake else ""
+        reasons.append(f"{len(users)} of {careful_total} careful candidates answered {text!r}{diagnosis}, "
                        "which matches no listed mistake")
     careful_first = [first for first in gathered.first_tries.values() if first.careful]
     floor = DIFFICULTY_FLOORS.get(difficulty)

@@ -179,3 +179,18 @@ def test_a_fixed_number_of_queries_however_many_answers(django_user_model, candi
         stats = item_stats.item_stats()
     assert len(many.captured_queries) == len(few.captured_queries) == 2
     assert sum(part.attempts for part in stats) == 13
+
+
+def test_programs_are_grouped_by_diagnosis_and_never_make_a_shared_answer(django_user_model, decode_question):
+    # Stored directly (running programs needs the sandbox): six different wrong programs
+    # for a code part the current version no longer has.
+    for index, user in enumerate(crowd(django_user_model, 6)):
+        Attempt.objects.create(
+            user=user, question_version=decode_question, part_id="old-code", part_kind="code", variant_seed=SEED,
+            answer=f"def solve():\n    return {index}\n", status=Attempt.Status.GRADED, correct=False, score=0.0,
+            verdict={"valid": True, "correct": False, "score": 0.0, "interpreted": "", "mistake": "wrong_answer"},
+        )
+    code = _part(item_stats.item_stats(), part_id="old-code")
+    assert code.part_kind == "code" and code.attempts == 6
+    assert [(wrong.text, wrong.count, wrong.mistake) for wrong in code.top_wrong] == [("", 6, "wrong_answer")]
+    assert not code.suspect
