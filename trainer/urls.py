@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 
-from trainer.views import accounts, health, practice, progress
+from trainer.views import accounts, health, item_stats, practice, progress
 
 urlpatterns = [
     path("", RedirectView.as_view(pattern_name="question-list", permanent=False)),
@@ -25,6 +25,7 @@ urlpatterns = [
     path("me/", progress.dashboard, name="dashboard"),
     path("me/sharing/", progress.practice_sharing, name="practice-sharing"),
     re_path(r"^me/attempts\.(?P<fmt>csv|json)$", progress.export_attempts, name="export-attempts"),
+    path("author/item-statistics/", item_stats.item_statistics, name="item-statistics"),
     path("author/", include("questions.urls")),
     path("interviews/", include("trainer.interviews.urls")),
     path("admin/", admin.site.urls),
