@@ -7,8 +7,11 @@ Two layers:
   `\\text{<script>}` or `\\href{javascript:...}` in a question cannot inject markup.
   LaTeX that fails to convert is shown as escaped source and reported in `errors`
   (validation turns those into problems).
-- `render_question(question, seed)`: draws the variant, fills the `{{ }}` templates with
-  the grading engine's templating, and renders every piece of Markdown.
+- `render_template(text, context)`: the grading engine's `{{ }}` templates, plus two
+  for wording that depends on the variant: `{{ n | plural: GPU }}` and
+  `{% if expr %}...{% else %}...{% endif %}` (see FORMAT.md).
+- `render_question(question, seed)`: draws the variant, fills the templates and renders
+  every piece of Markdown.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from markdown_it import MarkdownIt
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 from grading import registry, templating, variants
+from grading.expressions import ExpressionError, evaluate
 from questions.catalogue import load_catalogue
 from questions.schema import Question
 
@@ -128,6 +132,61 @@ def render_inline_markdown(text: str) -> MarkdownResult:
     return MarkdownResult(rendered, tuple(env.get("math_errors", ())))
 
 
+# ---------------------------------------------------------------- wording templates
+
+# `{{ n | plural: GPU }}` and `{{ n | plural: query, queries }}`.
+_PLURAL_RE = re.compile(r"\{\{([^{}|]*)\|\s*plural\s*:([^{}]*)\}\}")
+# `{% if expr %}...{% endif %}`, with an optional `{% else %}`; not nested.
+_IF_RE = re.compile(r"\{%\s*if\s+(.+?)\s*%\}(.*?)(?:\{%\s*else\s*%\}(.*?))?\{%\s*endif\s*%\}", re.DOTALL)
+_STRAY_TAG_RE = re.compile(r"\{%.*?%\}", re.DOTALL)
+
+
+def _value(expression: str, context, template: str):
+    try:
+        return evaluate(expression.strip(), context)
+    except ExpressionError as error:
+        raise templating.TemplateError(f"{template}: {error}") from None
+
+
+def _is_zero(value) -> bool:
+    return getattr(value, "magnitude", value) == 0
+
+
+def _plural(match: re.Match, context) -> str:
+    expression, forms = match.group(1), [form.strip() for form in match.group(2).split(",")]
+    if not expression.strip() or not 1 <= len(forms) <= 2 or not all(forms):
+        raise templating.TemplateError(f"{match.group(0)}: write {{{{ count | plural: word }}}} or "
+                                       f"{{{{ count | plural: word, words }}}}")
+    singular, plural = forms if len(forms) == 2 else (forms[0], forms[0] + "s")
+    count = _value(expression, context, match.group(0))
+    number = templating.render_template("{{" + expression + "}}", context)
+    return f"{number} {singular if getattr(count, 'magnitude', count) == 1 else plural}"
+
+
+def _conditional(match: re.Match, context) -> str:
+    value = _value(match.group(1), context, match.group(0).split("%}")[0] + "%}")
+    return (match.group(3) or "") if _is_zero(value) else match.group(2)
+
+
+def render_template(text: str, context) -> str:
+    """Fill `text`'s templates for one variant; raises `templating.TemplateError`.
+
+    Besides the engine's `{{ expr | unit | format }}`:
+    - `{{ count | plural: GPU }}` prints the count and the word, with an `s` unless the
+      count is exactly 1 (`1 GPU`, `8 GPUs`); `{{ count | plural: query, queries }}`
+      names an irregular plural;
+    - `{% if expr %}A{% else %}B{% endif %}` keeps A when `expr` is not zero and B (or
+      nothing, without `else`) when it is: a term that is zero in some variants is
+      dropped or reworded there. Conditionals do not nest.
+    """
+    text = _IF_RE.sub(lambda match: _conditional(match, context), text or "")
+    stray = _STRAY_TAG_RE.search(text)
+    if stray:
+        raise templating.TemplateError(f"{stray.group(0)}: unmatched or nested {{% if %}}")
+    text = _PLURAL_RE.sub(lambda match: _plural(match, context), text)
+    return templating.render_template(text, context)
+
+
 # ---------------------------------------------------------------- variants
 
 
@@ -229,7 +288,7 @@ def render_question(question: Question, seed: int, *, choices: dict | None = Non
     errors: list[str] = []
 
     def markdown(template: str, ctx=context, inline: bool = False) -> str:
-        filled = templating.render_template(template, ctx)
+        filled = render_template(template, ctx)
         result = render_inline_markdown(filled) if inline else render_markdown(filled)
         errors.extend(result.errors)
         return result.html

@@ -350,7 +350,7 @@ class _Engine:
 
     def _render(self, template: str, context, path: tuple, report: _Reporter, choices: dict) -> str | None:
         try:
-            filled = self.rendering.templating.render_template(template, context)
+            filled = self.rendering.render_template(template, context)
         except Exception as error:
             report.add(path, f"template does not render: {_error_text(error)}", choices, same_as="template")
             return None
