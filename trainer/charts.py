@@ -27,6 +27,31 @@ class Line:
     last: float
 
 
+@dataclass(frozen=True)
+class Tick:
+    x: float
+    label: str  # a date, "3 May"
+    anchor: str  # SVG text-anchor, so the first and last labels stay inside the chart
+
+
+@dataclass(frozen=True)
+class HistoryChart:
+    """What the "Last 30 days" card shows. `lines` is empty when nothing has any
+    mastery yet; `days` counts the distinct days the history has points on: with fewer
+    than two the lines are single points at the right edge, so the page says so instead
+    of drawing bare axes (`drawable`)."""
+
+    lines: list[Line]
+    ticks: list[Tick]
+    days: int
+    width: float
+    height: float
+
+    @property
+    def drawable(self) -> bool:
+        return bool(self.lines) and self.days >= 2
+
+
 def history_lines(history, topics: list[tuple[str, str]], *, start, end, width: float = 560,
                   height: float = 200) -> list[Line]:
     """One polyline per topic with any mastery in `history` ([(when, {topic: value})],
@@ -41,3 +66,28 @@ def history_lines(history, topics: list[tuple[str, str]], *, start, end, width: 
         points = " ".join(f"{x:.1f},{height - v * height:.1f}" for x, v in zip(xs, values))
         lines.append(Line(label, PALETTE[index % len(PALETTE)], points, values[-1]))
     return lines
+
+
+def date_ticks(start, end, *, width: float = 560, count: int = 4) -> list[Tick]:
+    """`count` evenly spaced date labels from `start` to `end` (both labelled)."""
+    span = end - start
+    ticks = []
+    for index in range(count):
+        fraction = index / (count - 1)
+        when = start + span * fraction
+        anchor = "start" if index == 0 else "end" if index == count - 1 else "middle"
+        ticks.append(Tick(round(fraction * width, 1), f"{when.day} {when:%b}", anchor))
+    return ticks
+
+
+def history_chart(history, topics: list[tuple[str, str]], *, start, end, width: float = 560,
+                  height: float = 200) -> HistoryChart:
+    """The lines of `history_lines`, dated ticks for the x-axis, and how many days of
+    history there are to draw."""
+    return HistoryChart(
+        lines=history_lines(history, topics, start=start, end=end, width=width, height=height),
+        ticks=date_ticks(start, end, width=width),
+        days=len({when.date() for when, _ in history}),
+        width=width,
+        height=height,
+    )

@@ -71,7 +71,26 @@ def test_dashboard_mastery_moves_when_a_question_is_solved(client, login_as, can
     _answer(candidate, decode_question, right)
     after = client.get(reverse("dashboard")).content.decode()
     assert _bar_value(after, "Roofline and hardware") == pytest.approx(1.0, abs=0.01)
-    assert 'id="history-chart"' in after
+    # One day of history is a point, not a chart: the page says so instead of bare axes.
+    assert 'id="history-chart"' not in after and 'id="history-too-short"' in after
+
+
+def test_dashboard_draws_dated_history_from_two_days_of_practice(client, login_as, candidate, decode_question):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from trainer.models import MasterySnapshot
+
+    _answer(candidate, decode_question, "1 s")
+    ten_days_ago = timezone.now() - timedelta(days=10)
+    MasterySnapshot.objects.create(user=candidate, day=ten_days_ago.date(), taken_at=ten_days_ago,
+                                   mastery={"roofline": 0.4})
+    body = login_as(candidate).get(reverse("dashboard")).content.decode()
+    assert 'id="history-chart"' in body and 'id="history-too-short"' not in body
+    ticks = re.findall(r'<text class="date-tick"[^>]*>([^<]+)</text>', body)
+    first_day = timezone.localtime(timezone.now() - timedelta(days=30))
+    assert len(ticks) == 4 and ticks[0] == f"{first_day.day} {first_day:%b}"
 
 
 def test_exports_hold_every_attempt(client, login_as, candidate, other_candidate, decode_question):

@@ -33,7 +33,8 @@ def dashboard(request):
     data["shares_practice"] = selectors.shares_practice(request.user)
     data["bars"] = charts.mastery_bars(data["mastery"])
     data["chart_height"] = len(data["bars"]) * 26 + 8
-    data["lines"] = charts.history_lines(data["history"], Topic.choices, start=data["history_start"], end=now)
+    data["history_chart"] = charts.history_chart(
+        data["history"], Topic.choices, start=timezone.localtime(data["history_start"]), end=timezone.localtime(now))
     return render(request, "trainer/dashboard.html", data)
 
 
