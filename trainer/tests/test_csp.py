@@ -170,6 +170,17 @@ def _solve(user, version):
     services.attempt_grade(result.attempt.id)
 
 
+def _older_history(user):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from trainer.models import MasterySnapshot
+
+    when = timezone.now() - timedelta(days=10)
+    MasterySnapshot.objects.create(user=user, day=when.date(), taken_at=when, mastery={"roofline": 0.5})
+
+
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
 def test_the_pages_and_the_admin_run_without_a_refusal(live_server, page, candidate, interviewer, decode_question,
@@ -182,6 +193,7 @@ def test_the_pages_and_the_admin_run_without_a_refusal(live_server, page, candid
     # The candidate: login form, question list (htmx filters), a question (htmx reading
     # of the answer as it is typed), the dashboard's charts.
     _solve(candidate, decode_question)
+    _older_history(candidate)  # the history chart draws from two days of practice
     _log_in(page, base, candidate.username)
     page.select_option("select[name=topic]", "roofline")
     page.locator("#results").get_by_text("Decode floor").wait_for()
