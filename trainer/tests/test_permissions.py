@@ -3,6 +3,9 @@
 import pytest
 from django.urls import reverse
 
+# Long enough to be recorded (MIN_EXPLANATION_WORDS).
+EXPLANATION = "KV-cache reads grow with batch and context, and launches add gaps."
+
 CANDIDATE_PAGES = ["question-list"]
 INTERVIEWER_PAGES = ["review"]
 ADMIN_PAGES = ["admin:index", "admin:questions_question_changelist"]
@@ -67,7 +70,7 @@ def test_practice_endpoints_do_not_reveal_interview_attempts(client, login_as, c
     interviews.invite_accept(token=interview.invite_token, user=candidate)
     interview = interviews.interview_start(interview=interview, user=candidate)
     result = interviews.answer_submit(
-        interview=interview, user=candidate, question=interview.questions.get(), part_id="why", answer="KV-cache reads grow with batch and context, and launches add gaps."
+        interview=interview, user=candidate, question=interview.questions.get(), part_id="why", answer=EXPLANATION
     )
     attempt_grade(result.attempt.id)
     login_as(candidate)

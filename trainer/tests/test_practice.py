@@ -101,7 +101,8 @@ def test_unknown_part_is_refused(client, login_as, candidate, decode_question):
 def test_explanation_is_recorded_then_self_assessed_against_the_rubric(client, login_as, candidate, decode_question):
     login_as(candidate)
     result = services.attempt_submit(
-        user=candidate, version=decode_question, part_id="why", seed=3, answer="Because KV reads grow with the batch and the context."
+        user=candidate, version=decode_question, part_id="why", seed=3,
+        answer="Because KV reads grow with the batch and the context."
     )
     services.attempt_grade(result.attempt.id)
     poll = client.get(reverse("attempt-status", args=[result.attempt.id]), **HTMX)

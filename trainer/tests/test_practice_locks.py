@@ -15,6 +15,9 @@ from trainer.interviews import services as interview_services
 from trainer.interviews.forms import InterviewCreateForm
 from trainer.interviews.tests.conftest import make_interview, start
 
+# Long enough to be recorded (MIN_EXPLANATION_WORDS).
+EXPLANATION = "KV-cache reads grow with batch and context, and launches add gaps."
+
 HTMX = {"HTTP_HX_REQUEST": "true"}
 SLUG = "test-decode-floor"
 MODEL_ANSWER = "KV reads add bytes; launch gaps add time."
@@ -28,7 +31,7 @@ ENDPOINTS = [
     ("post", "give-up", [], {}),
     ("post", "interpret-answer", ["floor"], {"answer": "5 ms"}),
     ("post", "submit-answer", ["floor"], {"answer": "5 ms"}),
-    ("post", "submit-answer", ["why"], {"answer": "KV-cache reads grow with batch and context, and launches add gaps."}),
+    ("post", "submit-answer", ["why"], {"answer": EXPLANATION}),
     ("post", "run-examples", ["floor"], {"answer": "5 ms"}),
 ]
 
@@ -95,7 +98,7 @@ def test_authors_still_practise_interview_only_questions(client, login_as, admin
 
 def test_an_old_attempt_on_an_interview_only_question_is_404(client, login_as, candidate, decode_question):
     attempt = grading_services.attempt_submit(
-        user=candidate, version=decode_question, part_id="why", seed=3, answer="KV-cache reads grow with batch and context, and launches add gaps."
+        user=candidate, version=decode_question, part_id="why", seed=3, answer=EXPLANATION
     ).attempt
     Question.objects.filter(id=decode_question.question_id).update(interview_only=True)
     login_as(candidate)
@@ -199,7 +202,7 @@ def test_an_old_practice_attempt_shows_nothing_while_the_question_is_locked(clie
     """An explain part's verdict shows its model answer: an attempt made before the
     interview existed must not be a way around the lock."""
     attempt = grading_services.attempt_submit(
-        user=candidate, version=decode_question, part_id="why", seed=3, answer="KV-cache reads grow with batch and context, and launches add gaps."
+        user=candidate, version=decode_question, part_id="why", seed=3, answer=EXPLANATION
     ).attempt
     grading_services.attempt_grade(attempt.id)
     login_as(candidate)
