@@ -43,16 +43,17 @@ SCHEDULER = Scheduler(enable_fuzzing=False, learning_steps=(), relearning_steps=
 EASY_WITHIN = {1: timedelta(minutes=1), 2: timedelta(minutes=3), 3: timedelta(minutes=6)}
 
 SCORING_SUMMARY = (
-    "A part counts its best graded score, less 10% (or the question's hint cost) per hint taken; "
-    "a later worse answer never takes a solve away.",
-    "Answers given after you opened the solution are kept and marked, but earn nothing.",
-    "Explanations you tick against their rubric yourself are marked self-assessed and do not count "
-    "toward mastery; only auto-graded parts do.",
-    "A question scores the mean of its auto-graded parts; it fades by half every 30 days without "
-    "practice; a topic's mastery is the difficulty-weighted mean over all its questions (hard ones count 3×).",
-    "Reviews are scheduled by FSRS, one card per part: a wrong answer rates Again, a right one with "
-    "hints or partial credit Hard, a right one Good, and a right one without hints within 1, 3 or 6 "
-    "minutes (by difficulty) Easy. A question is due for review when any of its parts is.",
+    "A part counts the best graded score you have earned on it, less the question's hint cost (10% unless "
+    "it says otherwise) per hint taken: a later, worse answer never takes a solve away.",
+    "Answers given after you opened the solution are kept and marked, but earn nothing and solve nothing.",
+    "Explanations you score yourself against their rubric are marked self-assessed and do not count toward "
+    "mastery; only automatically graded parts do.",
+    "A question scores the mean over its automatically graded parts; that score halves every 30 days without "
+    "practice; a topic's mastery is the difficulty-weighted mean over every question in the topic, answered "
+    "or not (a hard question counts three times a warm-up).",
+    "Reviews are scheduled by FSRS, one card per part: a wrong answer rates Again, a right one with hints or "
+    "partial credit Hard, a right one Good, and a right one without hints within 1, 3 or 6 minutes of opening "
+    "the question (by difficulty) Easy. Intervals are whole days; a question is due when any of its parts is.",
 )
 
 

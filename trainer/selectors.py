@@ -184,7 +184,6 @@ def question_page(*, user, version, seed: int, hints_taken: int, gave_up: bool) 
         "hint_cost_percent": round(question.hint_cost * 100),
         "solved": solved,
         "show_solution": solved or gave_up,
-        "scoring_summary": progress_model.SCORING_SUMMARY,
     }
 
 
@@ -272,6 +271,7 @@ def dashboard(*, user, questions, topics: list[tuple[str, str]], now, history_da
         "next_question": by_id[upcoming.info.id] if upcoming else None,
         "next_reason": None if upcoming is None else upcoming.status(now),
         "counts": {status: statuses.count(status) for status in STATUSES},
+        "scoring_summary": progress_model.SCORING_SUMMARY,
     }
 
 
@@ -283,5 +283,6 @@ def export_rows(user):
         .values(
             "id", "created_at", "question_version__question__slug", "question_version__number", "part_id",
             "variant_seed", "answer", "status", "correct", "score", "hints_used", "time_taken",
+            "interview_link__question__interview_id", "after_solution", "purpose",
         )
     )

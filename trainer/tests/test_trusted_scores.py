@@ -163,3 +163,23 @@ def test_each_part_lists_its_earlier_answers_and_code_can_be_restored(client, lo
     assert "Your earlier answers (2)" in page
     assert page.count("Restore into the editor") == 2 and "return 0" in page and "return 1" in page
     assert "0.25" in page
+
+
+def test_the_dashboard_states_the_scoring_model(client, login_as, candidate):
+    login_as(candidate)
+    page = client.get(reverse("dashboard")).content.decode()
+    assert 'id="scoring-model"' in page
+    for phrase in ("best graded score", "opened the solution", "self-assessed", "FSRS", "Easy"):
+        assert phrase in page
+
+
+def test_speed_that_was_not_measured_is_said_so_beside_the_verdict():
+    from django.template.loader import render_to_string
+
+    not_measured = {"status": "not_measured", "share": 0.0, "passed": False, "reason": "no GPU on this grader"}
+    html = render_to_string("kinds/speed_check.html", {"speed": not_measured})
+    assert 'data-speed="not_measured"' in html and "Speed not measured here (no GPU on this grader)" in html
+    assert "not part of this score" in html
+    measured = {"status": "measured", "share": 0.5, "passed": True, "reason": "3.1 TB/s, 78% of peak"}
+    assert "Speed passed (50% of the part)" in render_to_string("kinds/speed_check.html", {"speed": measured})
+    assert render_to_string("kinds/speed_check.html", {"speed": None}).strip() == ""

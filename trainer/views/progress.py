@@ -21,6 +21,11 @@ EXPORT_FIELDS = [
     ("question_version__number", "question_version"), ("part_id", "part"), ("variant_seed", "variant_seed"),
     ("answer", "answer"), ("status", "status"), ("correct", "correct"), ("score", "score"),
     ("hints_used", "hints_used"), ("time_taken", "time_taken_seconds"),
+    # Where the answer was given: "practice", or "interview" with the interview's id.
+    # Interview answers never count in practice progress; a reader of the export must
+    # be able to tell them apart too.
+    ("context", "context"), ("interview_link__question__interview_id", "interview"),
+    ("after_solution", "after_solution"), ("purpose", "purpose"),
 ]
 
 
@@ -53,6 +58,7 @@ def practice_sharing(request):
 
 def _export_records(user):
     for row in selectors.export_rows(user):
+        row["context"] = "practice" if row["interview_link__question__interview_id"] is None else "interview"
         record = {name: row[field] for field, name in EXPORT_FIELDS}
         taken = record["time_taken_seconds"]
         record["time_taken_seconds"] = None if taken is None else round(taken.total_seconds(), 1)

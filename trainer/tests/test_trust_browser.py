@@ -1,0 +1,116 @@
+"""What a new candidate saw, walked again in Chromium with a real worker (issue 14): a solve
+survives a later failure, an answer copied from the solution earns nothing, "idk" opens no
+rubric, a double-click is one attempt, a reload restores code typed but not submitted,
+and a code part shows its visible examples before any run."""
+
+import time
+
+import pytest
+
+from conftest import PASSWORD
+from grading.models import Attempt
+from trainer.models import Draft
+from trainer.tests.test_code_editor import code_question  # noqa: F401 (a fixture)
+from trainer.tests.test_practice_browser import _mastery, _reference, grading_worker  # noqa: F401
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def _log_in(page, base, user):
+    page.goto(f"{base}/accounts/login/")
+    page.fill("#id_username", user.username)
+    page.fill("#id_password", PASSWORD)
+    page.click("main button[type=submit]")
+    page.wait_for_url(f"{base}/questions/")
+
+
+def _answer(page, part_id, text, verdict):
+    page.locator(f"#part-{part_id} input[name=answer]").fill(text)
+    page.locator(f"#part-{part_id} button[type=submit]").click()
+    return page.locator(f'#verdict-{part_id} [data-verdict="{verdict}"]').wait_for()
+
+
+def test_a_solve_survives_a_worse_answer_and_a_copied_answer_earns_nothing(
+    live_server, page, candidate, decode_question, kv_formula_question, grading_worker  # noqa: F811
+):
+    base = live_server.url
+    _log_in(page, base, candidate)
+    page.goto(f"{base}/questions/test-decode-floor/")
+    page.locator("#part-floor input[name=answer]").fill("1 s")
+    page.locator("#part-floor button[type=submit]").click()
+    page.locator('#verdict-floor [data-verdict="wrong"]').wait_for()
+    seed = Attempt.objects.latest("id").variant_seed
+    _answer(page, "floor", _reference(decode_question, "floor", seed), "correct")
+    _answer(page, "floor", "1000 ms", "wrong")  # a worse answer after the solve
+    page.reload()
+    page.locator("#solution").wait_for()  # still solved
+    page.locator("#history-floor summary").click()
+    assert page.locator("#history-floor tbody tr").count() == 3
+    page.goto(f"{base}/me/")
+    assert _mastery(page, "Roofline and hardware") == pytest.approx(1.0, abs=0.01)
+    assert page.locator("#scoring-model").get_by_text("best graded score").count() == 1
+
+    # Give up on the formula question, then type the answer the solution shows.
+    page.goto(f"{base}/questions/test-kv-per-token/")
+    page.click("text=Give up and show the solution")
+    page.locator("#solution").wait_for()
+    _answer(page, "kv", "2*L*h*d*b", "correct")
+    page.locator('#verdict-kv [data-mark="after-solution"]').wait_for()
+    page.goto(f"{base}/me/")
+    assert _mastery(page, "KV cache and memory") == 0.0
+
+
+def test_idk_opens_no_rubric_and_a_double_click_is_one_attempt(
+    live_server, page, candidate, decode_question, grading_worker  # noqa: F811
+):
+    _log_in(page, live_server.url, candidate)
+    page.goto(f"{live_server.url}/questions/test-decode-floor/")
+    page.locator("#part-why textarea[name=answer]").fill("idk")
+    page.locator("#part-why button[type=submit]").click()
+    page.locator('#verdict-why [data-verdict="invalid"]').get_by_text("at least 8 words").wait_for()
+    assert page.locator("#verdict-why .rubric-item").count() == 0 and not Attempt.objects.exists()
+
+    page.locator("#part-floor input[name=answer]").fill("1000 ms")
+    page.locator("#part-floor button[type=submit]").dblclick()
+    page.locator('#verdict-floor [data-verdict="wrong"]').wait_for()
+    assert Attempt.objects.count() == 1
+
+
+def _wait_for_draft(text, timeout_s=10.0):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if Draft.objects.filter(text=text).exists():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"no draft {text!r} was saved")
+
+
+def test_a_reload_restores_a_code_draft_and_a_new_variant_asks_first(live_server, page, candidate,
+                                                                     code_question):  # noqa: F811
+    _log_in(page, live_server.url, candidate)
+    page.goto(f"{live_server.url}/questions/test-code-editor/")
+    # Its visible example is on the page before any run.
+    examples = page.locator("#part-echo").get_by_text("echo(1)")
+    examples.first.wait_for()
+    page.locator("#part-echo .cm-content").click()
+    page.keyboard.press("Control+a")
+    page.keyboard.press("Delete")
+    page.keyboard.type("def echo(x):\n")
+    page.keyboard.type("return [x]")
+    typed = "def echo(x):\n    return [x]"
+    _wait_for_draft(typed)
+
+    page.reload()
+    page.locator("#part-echo .cm-editor").wait_for()
+    assert page.evaluate('document.querySelector("#part-echo textarea.code").editorView.state.doc.toString()') == typed
+
+    dialogs = []
+    page.once("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    page.click("text=Practise another variant")
+    assert dialogs and "discarded" in dialogs[0] and Draft.objects.count() == 1  # dismissed: kept
+
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("text=Practise another variant")
+    page.locator("#part-echo .cm-editor").wait_for()
+    assert not Draft.objects.exists()
+    assert "return [x]" not in page.locator("#part-echo .cm-content").inner_text()
