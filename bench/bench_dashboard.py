@@ -91,6 +91,10 @@ def main():
 
     from django.test import Client
 
+    from trainer.startup import freeze_startup_heap
+
+    freeze_startup_heap()  # what trainer/wsgi.py does in every web process
+
     client = Client()
     client.force_login(user)
     rows = [("/ping (baseline)", _time(client, "/ping", args.requests)),
