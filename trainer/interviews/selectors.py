@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Max, Q, QuerySet
 from django.utils import timezone
 
 import grading
@@ -109,13 +109,13 @@ def hints_taken(question: InterviewQuestion) -> int:
     return InterviewEvent.objects.filter(question=question, kind=InterviewEvent.Kind.HINT).count()
 
 
-def time_on_question(question: InterviewQuestion) -> timedelta | None:
-    """From the first time the candidate opened the question until now."""
+def time_on_question(question: InterviewQuestion, *, until: datetime | None = None) -> timedelta | None:
+    """From the first time the candidate opened the question until `until` (now)."""
     first = (
         InterviewEvent.objects.filter(question=question, kind=InterviewEvent.Kind.QUESTION_OPENED)
         .order_by("sequence").values_list("at", flat=True).first()
     )
-    return None if first is None else max(timedelta(0), timezone.now() - first)
+    return None if first is None else max(timedelta(0), (until or timezone.now()) - first)
 
 
 def last_editor_source(question: InterviewQuestion, part_id: str) -> str | None:
@@ -127,6 +127,65 @@ def last_editor_source(question: InterviewQuestion, part_id: str) -> str | None:
     if event is None:
         return None
     return event.data.get("source", event.data.get("answer"))
+
+
+@dataclass(frozen=True)
+class EditorState:
+    """Where one code (or kernel) part of an interview stands. `source` is what its editor
+    holds, as last recorded (snapshot, run or answer; None when nothing was), and
+    `submitted` the text of its newest answer, readable or not (None when none was).
+    `auto_submitted`: that answer was submitted for the candidate when the interview
+    closed (trainer.interviews.closing), not by them."""
+
+    question: InterviewQuestion
+    title: str
+    part_id: str
+    kind: str
+    source: str | None
+    source_at: datetime | None
+    submitted: str | None
+    auto_submitted: bool = False
+
+    @property
+    def unsubmitted(self) -> bool:
+        """The editor holds code that was never submitted as it stands."""
+        return self.source is not None and self.source != self.submitted
+
+
+ANSWER_KINDS = (InterviewEvent.Kind.ANSWER, InterviewEvent.Kind.ANSWER_INVALID)
+
+
+def editor_states(interview: Interview) -> list[EditorState]:
+    """Every code part of the interview in question order, with its editor's newest
+    source and its newest answer: what the panel watches live, and what closing the
+    interview submits. Three queries, however many snapshots were recorded."""
+    newest = (
+        InterviewEvent.objects.filter(interview=interview, kind__in=(*SOURCE_EVENT_KINDS, *ANSWER_KINDS))
+        .exclude(part_id="").order_by().values("question_id", "part_id", "kind").annotate(newest=Max("sequence"))
+    )
+    events = InterviewEvent.objects.filter(interview=interview, sequence__in=[row["newest"] for row in newest])
+    latest_source: dict[tuple[int, str], InterviewEvent] = {}
+    latest_answer: dict[tuple[int, str], InterviewEvent] = {}
+    for event in sorted(events, key=lambda event: event.sequence):
+        key = (event.question_id, event.part_id)
+        if event.kind in SOURCE_EVENT_KINDS:
+            latest_source[key] = event
+        if event.kind in ANSWER_KINDS:
+            latest_answer[key] = event
+    states = []
+    for iq, schema in sorted(_question_map(interview).values(), key=lambda pair: pair[0].position):
+        for part in schema.parts:
+            if part.kind not in grading.kinds() or not part.engine.uses_editor:
+                continue
+            source, answer = latest_source.get((iq.id, part.id)), latest_answer.get((iq.id, part.id))
+            states.append(EditorState(
+                iq, schema.title, part.id, part.kind,
+                source=None if source is None else source.data.get("source", source.data.get("answer")),
+                source_at=None if source is None else source.at,
+                submitted=None if answer is None else answer.data.get("answer"),
+                auto_submitted=bool(answer and answer.data.get("auto_submitted")),
+            ))
+    return states
 
 
 def rubric_tick_value(question_id: int, part_id: str, item_id: str) -> str:
@@ -210,7 +269,25 @@ def room(interview: Interview, question: InterviewQuestion) -> dict:
         "hints_shown": rendered.hints_html[:taken] if interview.hints_allowed else (),
         "hints_left": len(rendered.hints_html) - taken if interview.hints_allowed else 0,
         "show_solution": interview.is_closed and interview.solutions_allowed,
+        "has_editor": interview.is_open and any(part.answerable and part.editor for part in parts),
+        **(room_ending(interview) if interview.is_closed else {}),
     }
+
+
+def room_ending(interview: Interview) -> dict:
+    """What the room tells the candidate once the interview has closed: why (`reason`:
+    "expired" or "ended_by_interviewer") and which parts' code the close submitted for
+    them (`auto_submitted`, "Q2 / impl" labels)."""
+    reason = (
+        InterviewEvent.objects.filter(interview=interview, kind=InterviewEvent.Kind.CLOSED)
+        .order_by("-sequence").values_list("data__reason", flat=True).first()
+    )
+    auto = (
+        InterviewEvent.objects.filter(interview=interview, kind__in=ANSWER_KINDS, data__auto_submitted=True)
+        .order_by("sequence").values_list("question__position", "part_id")
+    )
+    return {"interview": interview, "reason": reason or "",
+            "auto_submitted": [f"Q{position} / {part_id}" for position, part_id in auto]}
 
 
 # --- The panel's pages -------------------------------------------------------------------------
@@ -276,6 +353,11 @@ def timeline_context(interview: Interview) -> dict:
     return {"interview": interview, "entries": entries, "grading": grading}
 
 
+def live_code_context(interview: Interview) -> dict:
+    """The live code partial's context: the code parts' editors (see `editor_states`)."""
+    return {"interview": interview, "live_code": editor_states(interview)}
+
+
 def monitor(interview: Interview) -> dict:
     """The panel's live page: every question with its solution, the invitation, the record."""
     rendered = [
@@ -284,6 +366,7 @@ def monitor(interview: Interview) -> dict:
     ]
     return {
         **timeline_context(interview),
+        **live_code_context(interview),
         "questions": rendered,
         "panel": list(interview.interviewers.all()),
         "snapshot_count": InterviewEvent.objects.filter(

@@ -14,15 +14,13 @@ from datetime import timedelta
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import F
 from django.utils import timezone
 
 from grading import services as grading_services
 from grading.kinds.base import SpecError
 from grading.models import Attempt
-from grading.storable import bounded_prefix, storable
 from questions.schema import Question
-from trainer.interviews import selectors
+from trainer.interviews import closing, selectors
 from trainer.interviews.models import (
     RATING_DIMENSIONS,
     Interview,
@@ -33,13 +31,13 @@ from trainer.interviews.models import (
     RubricTick,
     Scorecard,
 )
+from trainer.interviews.record import MAX_UNREADABLE_KEPT as MAX_UNREADABLE_KEPT
+from trainer.interviews.record import answer_record
+from trainer.interviews.record import event_append as event_append  # the one writer of the record
 
 MAX_SEED = 2**31 - 1
 MAX_SOURCE_CHARS = 64 * 1024  # the code kind's own cap; a bigger snapshot is refused, not cut
 MAX_NOTE_CHARS = 10_000
-# An unreadable answer is kept in the record only this far: it costs no attempt, so
-# nothing stops a candidate sending many, and the live timeline sends them on every poll.
-MAX_UNREADABLE_KEPT = 2_000
 Kind = InterviewEvent.Kind
 
 
@@ -50,27 +48,6 @@ class InterviewRefused(Exception):
 
 class InterviewClosed(InterviewRefused):
     """The interview is not open for answers (not started, or ended)."""
-
-
-# --- The record ------------------------------------------------------------------------
-
-def event_append(interview_id: int, kind: str, *, actor=None, question=None, part_id: str = "",
-                 data: dict | None = None) -> InterviewEvent:
-    """Append one event with the interview's next sequence number.
-
-    The sequence is taken by an UPDATE of the interview row, which holds that row's lock
-    until the transaction commits, so concurrent appends to one interview get distinct,
-    gap-free numbers in commit order (the unique constraint backs this up).
-    """
-    with transaction.atomic():
-        bumped = Interview.objects.filter(id=interview_id).update(last_sequence=F("last_sequence") + 1)
-        if not bumped:
-            raise Interview.DoesNotExist(f"no interview {interview_id}")
-        sequence = Interview.objects.filter(id=interview_id).values_list("last_sequence", flat=True).get()
-        return InterviewEvent.objects.create(
-            interview_id=interview_id, sequence=sequence, kind=kind, actor=actor, question=question,
-            part_id=part_id, data=storable(data or {}),  # typed text and sandbox output: no NUL
-        )
 
 
 # --- Setting up -------------------------------------------------------------------------
@@ -174,8 +151,18 @@ def interview_start(*, interview: Interview, user) -> Interview:
     return interview
 
 
+def _final_answers_then_closed(interview_id: int, *, reason: str, actor=None) -> None:
+    """Inside the transaction that closed the interview: submit the code left unsubmitted
+    in its editors (closing.py), then record the close. Ended early or at the deadline
+    alike, the candidate can no longer submit, so their last code is never left unscored."""
+    if closing.final_answers_submit(interview_id, reason=reason):
+        closing.final_answers_queue(interview_id, reason=reason)
+    event_append(interview_id, Kind.CLOSED, actor=actor, data={"reason": reason})
+
+
 def interview_close_if_expired(interview: Interview, *, now=None) -> bool:
-    """Close the interview if its clock has run out; True if this call closed it.
+    """Close the interview if its clock has run out; True if this call closed it. The
+    call that closes it submits the code left in its editors (`_final_answers_then_closed`).
 
     Pages call this on every read, so it skips the write when the instance shows the
     interview closed or its deadline ahead (a closed interview never reopens; a deadline
@@ -189,7 +176,7 @@ def interview_close_if_expired(interview: Interview, *, now=None) -> bool:
             status=Interview.Status.CLOSED, closed_at=now
         )
         if closed:
-            event_append(interview.id, Kind.CLOSED, data={"reason": "expired"})
+            _final_answers_then_closed(interview.id, reason="expired")
     if closed:
         interview.refresh_from_db()
     return bool(closed)
@@ -212,7 +199,7 @@ def interview_end(*, interview: Interview, ended_by) -> bool:
             id=interview.id, status__in=[Interview.Status.INVITED, Interview.Status.ACTIVE]
         ).update(status=Interview.Status.CLOSED, closed_at=now)
         if closed:
-            event_append(interview.id, Kind.CLOSED, actor=ended_by, data={"reason": "ended_by_interviewer"})
+            _final_answers_then_closed(interview.id, reason="ended_by_interviewer", actor=ended_by)
     interview.refresh_from_db()
     return bool(closed)
 
@@ -279,15 +266,8 @@ def answer_submit(*, interview: Interview, user, question: InterviewQuestion, pa
         )
         if result.duplicate:
             return result  # a double-click: the first post recorded it and its event
-        if result.attempt is None:
-            kept, cut = bounded_prefix(answer, MAX_UNREADABLE_KEPT)
-            event_append(interview.id, Kind.ANSWER_INVALID, actor=user, question=question, part_id=part_id,
-                         data={"answer": kept, "answer_chars": len(answer), "cut": cut,
-                               "feedback": result.verdict.feedback})
-        else:
-            InterviewAttempt.objects.create(attempt=result.attempt, question=question)
-            event_append(interview.id, Kind.ANSWER, actor=user, question=question, part_id=part_id,
-                         data={"answer": answer, "attempt_id": result.attempt.id, "kind": part.kind})
+        answer_record(interview.id, result, user=user, question=question, part_id=part_id, kind=part.kind,
+                      answer=answer)
     return result
 
 
