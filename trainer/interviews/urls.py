@@ -11,6 +11,7 @@ urlpatterns = [
     # The panel
     path("<int:interview_id>/", panel.interview_monitor, name="interview-monitor"),
     path("<int:interview_id>/timeline/", panel.interview_timeline, name="interview-timeline"),
+    path("<int:interview_id>/live-code/", panel.interview_live_code, name="interview-live-code"),
     path("<int:interview_id>/notes/", panel.note_add, name="interview-note"),
     path("<int:interview_id>/interviewers/", panel.interviewer_add, name="interview-add-interviewer"),
     path("<int:interview_id>/end/", panel.interview_end, name="interview-end"),
@@ -20,6 +21,7 @@ urlpatterns = [
     path("<int:interview_id>/scorecard/", review.scorecard, name="interview-scorecard"),
     # The candidate
     path("<int:interview_id>/room/", room.interview_room, name="interview-room"),
+    path("<int:interview_id>/room/status/", room.room_status, name="interview-room-status"),
     path("<int:interview_id>/room/start/", room.interview_start, name="interview-start"),
     path("<int:interview_id>/room/q<int:position>/hint/", room.hint_take, name="interview-hint"),
     path(f"{ROOM_PART}/interpret/", room.answer_interpret, name="interview-interpret"),

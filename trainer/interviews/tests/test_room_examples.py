@@ -39,7 +39,7 @@ def test_the_room_lists_the_visible_examples_above_the_editor(client, login_as, 
     assert '<th scope="row">a tie at the cutoff</th>' in body
     assert f"<code>{FIRST_CALL}</code>" in body
     assert "<code>array([[False,  True,  True, False]])</code>" in body  # temperature zero's expected output
-    assert body.index('id="examples-keep"') < body.index('class="code-editor"')
+    assert body.index('id="examples-keep"') < body.index('class="code"')
 
 
 def test_a_finished_run_shows_each_examples_result_beside_its_name(client, login_as, coding, candidate,

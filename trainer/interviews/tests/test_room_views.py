@@ -91,7 +91,7 @@ def test_a_code_part_gets_an_editor_with_its_starter(client, login_as, interview
     interview = start(make_interview(interviewer, code_question), candidate)
     login_as(candidate)
     page = client.get(room_url(interview)).content.decode()
-    assert 'class="code-editor"' in page and "raise NotImplementedError" in page
+    assert 'class="code"' in page and "raise NotImplementedError" in page
     assert reverse("interview-snapshot", args=[interview.id, 1, "impl"]) in page
 
 

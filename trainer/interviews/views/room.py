@@ -94,12 +94,26 @@ def interview_room(request, interview_id):
         return render(request, ROOM, {"interview": interview, "question_count": interview.questions.count()})
     if interview.is_closed and not interview.solutions_allowed:
         # Outside the interview its questions stay hidden unless solutions were shared.
-        return render(request, ROOM, {"interview": interview, "ended": True})
+        return render(request, ROOM, {**selectors.room_ending(interview), "ended": True})
     position = request.GET.get("q", "")
     position = int(position) if position.isdigit() else (selectors.last_opened_position(interview) or 1)
     question = _question_or_404(interview, position)
     services.question_open(interview=interview, user=request.user, question=question)
     return render(request, ROOM, selectors.room(interview, question))
+
+
+@login_required
+def room_status(request, interview_id):
+    """Whether the interview is still open, polled by the room so the candidate learns
+    of the end without a click: 204 while it is open; once it has closed (its clock ran
+    out, which this request may be the one to notice, or the panel ended it), the
+    partial that says so, with 286, which ends the polling."""
+    interview = _candidate_interview_or_404(request, interview_id)
+    if not interview.is_closed:
+        return HttpResponse(status=204)
+    response = render(request, f"{ROOM}#status", selectors.room_ending(interview))
+    response.status_code = HttpResponseStopPolling.status_code
+    return response
 
 
 @login_required
