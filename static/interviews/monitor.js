@@ -7,3 +7,12 @@ document.addEventListener("htmx:afterRequest", (event) => {
     form.reset();
   }
 });
+
+// A form marked data-confirm asks before it is sent ("End the interview now" cannot be
+// undone); a plain form posts without htmx, so hx-confirm would not reach it.
+document.addEventListener("submit", (event) => {
+  const form = event.target;
+  if (form instanceof HTMLFormElement && form.dataset.confirm && !window.confirm(form.dataset.confirm)) {
+    event.preventDefault();
+  }
+});

@@ -121,6 +121,22 @@ def interview_timeline(request, interview_id):
 
 
 @login_required
+def interview_live_code(request, interview_id):
+    """The candidate's code as they type it, polled: each code part's editor as last
+    recorded, marked when it differs from the last answer. Nothing new since `after`:
+    204. Once the interview is closed: the final state (the code its close submitted
+    included) with 286, which ends the polling."""
+    interview = panel_interview_or_404(request, interview_id)
+    after = request.GET.get("after", "")
+    if after.isdigit() and not selectors.timeline_after(interview, int(after)) and not interview.is_closed:
+        return HttpResponse(status=204)
+    response = render(request, f"{MONITOR}#live_code", selectors.live_code_context(interview))
+    if interview.is_closed:
+        response.status_code = HttpResponseStopPolling.status_code
+    return response
+
+
+@login_required
 @require_POST
 @vary_on_headers("HX-Request")
 def note_add(request, interview_id):
