@@ -99,3 +99,16 @@ def code_solution(version, verdict: str = "accepted") -> str:
     """An author's solution of the question's code (or kernel) part with the given verdict."""
     part = next(part for part in version.as_question().parts if part.kind in ("code", "kernel"))
     return next(item["code"] for item in part.raw["solutions"] if item["verdict"] == verdict)
+
+
+def editor_replace(page, part_id: str, text: str) -> None:
+    """Replace the text of a part's CodeMirror editor in a browser page, in one change
+    (as a paste would), so the room's recorder sees it in one snapshot."""
+    page.locator(f"#part-{part_id} .cm-editor").wait_for()
+    page.evaluate(
+        """([selector, text]) => {
+            const view = document.querySelector(selector).editorView;
+            view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text } });
+        }""",
+        [f"#part-{part_id} textarea.code", text],
+    )

@@ -20,7 +20,7 @@ from conftest import PASSWORD
 from trainer.celery import app as celery_app
 from trainer.interviews import services
 from trainer.interviews.models import Interview, InterviewEvent, Scorecard
-from trainer.interviews.tests.conftest import code_solution
+from trainer.interviews.tests.conftest import code_solution, editor_replace
 from trainer.tests.csp_watch import assert_no_csp_violations, watch_csp
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -100,21 +100,21 @@ def test_interview_from_invitation_to_scorecard(live_server, two_people, intervi
     host.click("#add-note")
     host.locator('#timeline [data-kind="note"]').get_by_text("Forgot bytes per parameter").wait_for()
 
-    # Code: the editor posts a snapshot when the text changed (every 5 s), then a run (this
-    # test part has no judge, so nothing runs and the room says why).
+    # Code: the editor (CodeMirror, over the recorded textarea) posts a snapshot when the
+    # text changed (every 2 s), then a run (this test part has no judge, so nothing runs
+    # and the room says why).
     guest.click(".question-nav >> text=Q2")
-    editor = guest.locator("#part-impl textarea.code-editor")
-    editor.fill("def total(xs):\n    s = 0\n")
-    guest.locator('#part-impl textarea[data-snapshots="1"]').wait_for()
-    editor.fill("def total(xs):\n    return sum(xs)\n")
-    guest.locator('#part-impl textarea[data-snapshots="2"]').wait_for()
+    editor_replace(guest, "impl", "def total(xs):\n    s = 0\n")
+    guest.locator('#part-impl textarea[data-snapshots="1"]').wait_for(state="attached")
+    editor_replace(guest, "impl", "def total(xs):\n    return sum(xs)\n")
+    guest.locator('#part-impl textarea[data-snapshots="2"]').wait_for(state="attached")
     guest.click("#run-impl")
     guest.locator('#code-run-impl [data-run="unreadable"]').wait_for()
 
     # A real code question: Run executes the visible examples in the sandbox; the room
     # polls until the result is in, and the interviewer's timeline shows it too.
     guest.click(".question-nav >> text=Q3")
-    guest.locator("#part-keep textarea.code-editor").fill(code_solution(runnable_code_question))
+    editor_replace(guest, "keep", code_solution(runnable_code_question))
     guest.click("#run-keep")
     guest.locator('#code-run-keep [data-run="examples"]').get_by_text("passed: three distinct logits").wait_for(
         timeout=60_000)
@@ -127,10 +127,12 @@ def test_interview_from_invitation_to_scorecard(live_server, two_people, intervi
     guest.goto(f"{base}/interviews/{interview.id}/room/")
     assert "return sum(xs)" in guest.locator("#part-impl textarea").input_value()
 
-    # The clock runs out: the page's clock reaches zero and reloads into the closed room.
+    # The clock runs out: the page's clock reaches zero and the room's status poll says
+    # the interview has ended. The code left unsubmitted on Q3 (the run's) is submitted as
+    # its final answer; Q2's part has no judge, so grading could not take it.
     services.move_deadline(interview=interview, deadline=timezone.now() + timedelta(seconds=3))
     guest.reload()
-    guest.locator("#interview-closed").wait_for()
+    guest.locator("#interview-closed").get_by_text("Q3 / keep").wait_for()
     assert guest.locator("text=Every weight crosses HBM").count() == 0  # nothing shown after the end
     interview.refresh_from_db()
     assert interview.status == Interview.Status.CLOSED
@@ -138,7 +140,8 @@ def test_interview_from_invitation_to_scorecard(live_server, two_people, intervi
 
     # Review: the transcript replays the typing; the interviewer submits a scorecard.
     host.click("#transcript-link")
-    assert host.locator('#transcript-timeline [data-kind="answer"]').count() == 1
+    assert host.locator('#transcript-timeline [data-kind="answer"]').count() == 2
+    assert host.locator('#transcript-timeline [data-kind="answer"] .auto-submitted').count() == 1
     assert host.locator('#transcript-timeline [data-kind="hint"]').count() == 1
     playback = host.locator("#playback-q2-impl")
     playback.locator("select.speed").select_option("16")
