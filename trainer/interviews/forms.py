@@ -6,7 +6,8 @@ from django import forms
 
 from questions.models import Topic
 from questions.selectors import visible_questions
-from trainer.interviews.models import RATING_DIMENSIONS, InterviewTemplate, Recommendation
+from trainer.interviews.models import RATING_DIMENSIONS, Interview, InterviewTemplate, Recommendation
+from trainer.interviews.people import clean_name
 from trainer.interviews.selectors import rubric_tick_value
 
 RATING_CHOICES = [("", "—")] + [(str(value), str(value)) for value in (1, 2, 3, 4)]
@@ -25,6 +26,7 @@ class InterviewCreateForm(forms.Form):
     time_limit_minutes = forms.IntegerField(min_value=5, max_value=240, initial=45, label="Time limit (minutes)")
     hints_allowed = forms.BooleanField(required=False, initial=True, label="Hints available")
     solutions_allowed = forms.BooleanField(required=False, label="Solutions available after the interview")
+    email_required = forms.BooleanField(required=False, label="Ask the candidate for an email")
     save_as_template = forms.CharField(max_length=200, required=False, label="Save these questions as a template named")
 
     def __init__(self, *args, user, **kwargs):
@@ -61,8 +63,31 @@ class InterviewCreateForm(forms.Form):
         return {int(value) for value in values if value.isdigit()}
 
 
-class GuestJoinForm(forms.Form):
-    name = forms.CharField(max_length=150, label="Your name")
+class JoinForm(forms.Form):
+    """Joining by the invitation link. A guest gives the name the panel will see; an
+    account is named by itself (no name field). The email field is there, and required,
+    only when the interview asks for one."""
+
+    name = forms.CharField(max_length=150, label="Your name",
+                           error_messages={"required": "Tell us your name: the interviewer will see it."})
+    email = forms.EmailField(label="Your email", error_messages={
+        "required": "This interview asks for your email address.",
+        "invalid": "Enter a valid email address, such as ada@example.com.",
+    })
+
+    def __init__(self, *args, interview: Interview, user, **kwargs):
+        super().__init__(*args, **kwargs)
+        if user.is_authenticated:
+            del self.fields["name"]
+            self.fields["email"].initial = user.email
+        if not interview.email_required:
+            del self.fields["email"]
+
+    def clean_name(self) -> str:
+        name = clean_name(self.cleaned_data["name"])
+        if not name:
+            raise forms.ValidationError("Tell us your name: the interviewer will see it.")
+        return name
 
 
 class NoteForm(forms.Form):

@@ -13,6 +13,8 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from trainer.interviews.people import display_name
+
 
 class InterviewTemplate(models.Model):
     """A saved set of questions an interviewer can start new interviews from."""
@@ -48,6 +50,10 @@ class Interview(models.Model):
     candidate_is_guest = models.BooleanField(
         default=False, help_text="The candidate is a guest identity made for this interview only."
     )
+    email_required = models.BooleanField(
+        default=False, help_text="The candidate must give an email address to join."
+    )
+    candidate_email = models.EmailField(blank=True, help_text="The address the candidate gave when joining.")
     invite_token = models.CharField(max_length=64, unique=True)
     invite_used_at = models.DateTimeField(null=True, blank=True)
     time_limit = models.DurationField()
@@ -79,6 +85,18 @@ class Interview(models.Model):
     @property
     def is_closed(self) -> bool:
         return self.status == self.Status.CLOSED
+
+    @property
+    def candidate_display_name(self) -> str:
+        """The candidate's name as every page and export shows it (people.display_name:
+        the name a guest typed, an account's full name or username); "" before anyone joined."""
+        return display_name(self.candidate) if self.candidate_id else ""
+
+    @property
+    def candidate_label(self) -> str:
+        """The name, marked "(guest)" for a guest; "" before anyone joined."""
+        name = self.candidate_display_name
+        return f"{name} (guest)" if name and self.candidate_is_guest else name
 
     @property
     def time_limit_minutes(self) -> int:

@@ -22,7 +22,14 @@ import grading
 from grading.models import Attempt
 from questions.rendering import render_question
 from questions.schema import Question
-from trainer.interviews.models import Interview, InterviewAttempt, InterviewEvent, InterviewQuestion, Scorecard
+from trainer.interviews.models import (
+    Interview,
+    InterviewAttempt,
+    InterviewEvent,
+    InterviewQuestion,
+    Scorecard,
+)
+from trainer.interviews.people import display_name
 
 # Conducting interviews is the interviewer role's permission; seeing all of them is the
 # admin role's. trainer/roles.py has no interview-specific permissions yet, so these name
@@ -300,6 +307,11 @@ class TimelineEntry:
     attempt: Attempt | None = None  # answers and code runs: the attempt as it stands now
     started_at: datetime | None = None  # the interview's start, for `offset`
     diff: list[str] = field(default_factory=list)  # code submissions: against the previous one
+
+    @property
+    def actor_name(self) -> str:
+        """Who did it, named as every page names people (a guest by the name they gave)."""
+        return display_name(self.event.actor)
 
     @property
     def answer_is_block(self) -> bool:

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
 from django.db import transaction
 from django.utils import timezone
 
@@ -27,10 +29,10 @@ from trainer.interviews.models import (
     InterviewAttempt,
     InterviewEvent,
     InterviewQuestion,
-    InterviewTemplate,
     RubricTick,
     Scorecard,
 )
+from trainer.interviews.people import clean_name
 from trainer.interviews.record import MAX_UNREADABLE_KEPT as MAX_UNREADABLE_KEPT
 from trainer.interviews.record import answer_record
 from trainer.interviews.record import event_append as event_append  # the one writer of the record
@@ -53,15 +55,8 @@ class InterviewClosed(InterviewRefused):
 # --- Setting up -------------------------------------------------------------------------
 
 @transaction.atomic
-def template_save(*, name: str, created_by, questions) -> InterviewTemplate:
-    template = InterviewTemplate.objects.create(name=name, created_by=created_by)
-    template.questions.set(questions)
-    return template
-
-
-@transaction.atomic
 def interview_create(*, created_by, title: str, questions, time_limit: timedelta, hints_allowed: bool,
-                     solutions_allowed: bool) -> Interview:
+                     solutions_allowed: bool, email_required: bool = False) -> Interview:
     """Create an interview over `questions` (bank Questions, in order), pinning each one's
     current version and drawing its variant seed now, so the record is exact later."""
     questions = list(questions)
@@ -71,7 +66,7 @@ def interview_create(*, created_by, title: str, questions, time_limit: timedelta
         raise InterviewRefused("every question needs content")
     interview = Interview.objects.create(
         title=title, created_by=created_by, invite_token=secrets.token_urlsafe(24), time_limit=time_limit,
-        hints_allowed=hints_allowed, solutions_allowed=solutions_allowed,
+        hints_allowed=hints_allowed, solutions_allowed=solutions_allowed, email_required=email_required,
     )
     InterviewQuestion.objects.bulk_create(
         InterviewQuestion(interview=interview, position=position, question_version_id=question.current_version_id,
@@ -99,14 +94,17 @@ def interviewer_add(*, interview: Interview, added_by, username: str):
 # --- Joining and the clock ----------------------------------------------------------------
 
 @transaction.atomic
-def invite_accept(*, token: str, user=None, guest_name: str = "") -> Interview:
+def invite_accept(*, token: str, user=None, guest_name: str = "", email: str = "") -> Interview:
     """Use the single-use invitation: bind the interview to `user`, or to a new guest
     identity named `guest_name` when there is no user. The guest can log in to nothing
-    else (no password, no role); it exists so attempts and events have an owner.
+    else (no password, no role); it exists so attempts and events have an owner, and
+    its first name is the name every page shows (people.display_name). `email` is kept
+    on the interview; it must be a valid address when the interview asks for one.
 
     The claim is a conditional update, so of two people using one link only one wins.
     A closed interview admits no one, even by a link never used (ended before anyone
-    joined), and refuses before a guest identity is made.
+    joined), and refuses before a guest identity is made; so does a missing or invalid
+    email: a refusal leaves the link unused.
     """
     interview = Interview.objects.filter(invite_token=token).first()
     if interview is not None and interview.is_closed:
@@ -115,9 +113,10 @@ def invite_accept(*, token: str, user=None, guest_name: str = "") -> Interview:
         raise InterviewRefused("this invitation link has already been used or does not exist")
     if user is not None and selectors.is_on_panel(user, interview):
         raise InterviewRefused("you are on this interview's panel; send the link to the candidate")
+    email = _check_join_email(interview, email)
     is_guest = user is None
     if is_guest:
-        guest_name = guest_name.strip()
+        guest_name = clean_name(guest_name)
         if not guest_name:
             raise InterviewRefused("tell us your name to join as a guest")
         user = get_user_model().objects.create_user(
@@ -125,13 +124,25 @@ def invite_accept(*, token: str, user=None, guest_name: str = "") -> Interview:
         )
     claimed = Interview.objects.filter(
         id=interview.id, invite_used_at__isnull=True, status__in=selectors.LIVE_STATUSES
-    ).update(invite_used_at=timezone.now(), candidate=user, candidate_is_guest=is_guest)
+    ).update(invite_used_at=timezone.now(), candidate=user, candidate_is_guest=is_guest, candidate_email=email)
     if not claimed:  # used, or ended, since the read above
         raise InterviewRefused("this invitation link has already been used")  # rolls the guest back
     event_append(interview.id, Kind.JOINED, actor=user,
                  data={"guest": is_guest, "name": guest_name if is_guest else user.username})
     interview.refresh_from_db()
     return interview
+
+
+def _check_join_email(interview: Interview, email: str) -> str:
+    email = email.strip()
+    if interview.email_required and not email:
+        raise InterviewRefused("this interview asks for your email address")
+    if email:
+        try:
+            validate_email(email)
+        except ValidationError:
+            raise InterviewRefused(f"{email!r} is not a valid email address") from None
+    return email
 
 
 def interview_start(*, interview: Interview, user) -> Interview:

@@ -104,7 +104,7 @@ def _event_json(entry: selectors.TimelineEntry) -> dict:
     event = entry.event
     row = {
         "sequence": event.sequence, "at": event.at.isoformat(), "kind": event.kind,
-        "actor": event.actor.username if event.actor else None,
+        "actor": event.actor.username if event.actor else None, "actor_name": entry.actor_name or None,
         "question": entry.question.position if entry.question else None,
         "part": event.part_id or None, "data": event.data,
     }
@@ -148,6 +148,7 @@ def export_json(interview: Interview) -> dict:
         "interview": {
             "id": interview.id, "title": interview.title, "created_by": interview.created_by.username,
             "candidate": interview.candidate.username if interview.candidate else None,
+            "candidate_name": interview.candidate_display_name or None, "candidate_email": interview.candidate_email,
             "time_limit_minutes": interview.time_limit_minutes, "status": interview.status,
             "started_at": interview.started_at.isoformat() if interview.started_at else None,
             "deadline": interview.deadline.isoformat() if interview.deadline else None,
@@ -199,7 +200,7 @@ def _event_markdown(entry: selectors.TimelineEntry) -> list[str]:
         where = f" Q{entry.question.position}" + (f"/{md.text(event.part_id)}" if event.part_id else "")
     head = f"- `{entry.offset or event.at.strftime('%H:%M:%S')}` **{event.get_kind_display()}**{where}"
     if event.actor:
-        head += f" ({md.text(event.actor.username)})"
+        head += f" ({md.text(entry.actor_name)})"
     lines = [head]
     if event.kind in (Kind.ANSWER, Kind.ANSWER_INVALID):
         answer = data.get("answer", "")
@@ -243,7 +244,7 @@ def export_markdown(interview: Interview) -> str:
     attach_code_diffs(entries)
     lines = [
         f"# {md.text(interview.title)}", "",
-        f"- Candidate: {md.text(interview.candidate.username) if interview.candidate else 'not joined'}",
+        f"- Candidate: {md.text(interview.candidate_label) if interview.candidate_id else 'not joined'}",
         f"- Interviewer: {md.text(interview.created_by.username)}",
         f"- Time limit: {interview.time_limit_minutes} min; status: {interview.get_status_display()}",
         "", "## Questions", "",

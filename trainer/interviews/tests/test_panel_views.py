@@ -3,7 +3,7 @@
 import pytest
 from django.urls import reverse
 
-from trainer.interviews import services
+from trainer.interviews import services, template_services
 from trainer.interviews.models import Interview, InterviewEvent, InterviewTemplate
 from trainer.interviews.tests.conftest import make_interview, start
 
@@ -58,7 +58,8 @@ def test_create_pins_the_questions_and_can_save_a_template(client, login_as, int
 
 
 def test_create_from_a_template(client, login_as, interviewer, decode_question):
-    template = services.template_save(name="Roofline", created_by=interviewer, questions=[decode_question.question])
+    template = template_services.template_save(name="Roofline", created_by=interviewer,
+                                               questions=[decode_question.question])
     login_as(interviewer)
     client.post(reverse("interview-create"), create_data(template=template.id))
     assert list(Interview.objects.get().questions.values_list("question_version", flat=True)) == [decode_question.id]

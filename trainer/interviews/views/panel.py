@@ -15,7 +15,7 @@ from django_htmx.http import HttpResponseStopPolling
 
 from questions.models import Topic
 from questions.selectors import visible_questions
-from trainer.interviews import selectors, services
+from trainer.interviews import selectors, services, template_services
 from trainer.interviews.forms import AddInterviewerForm, InterviewCreateForm, NoteForm
 from trainer.interviews.models import Interview
 
@@ -70,12 +70,12 @@ def interview_create(request):
         if form.is_valid():
             data = form.cleaned_data
             if data["save_as_template"]:
-                services.template_save(name=data["save_as_template"], created_by=request.user,
-                                       questions=data["chosen_questions"])
+                template_services.template_save(name=data["save_as_template"], created_by=request.user,
+                                                questions=data["chosen_questions"])
             interview = services.interview_create(
                 created_by=request.user, title=data["title"], questions=data["chosen_questions"],
                 time_limit=data["time_limit"], hints_allowed=data["hints_allowed"],
-                solutions_allowed=data["solutions_allowed"],
+                solutions_allowed=data["solutions_allowed"], email_required=data["email_required"],
             )
             messages.success(request, "Interview created. Send the candidate the invitation link.")
             return redirect("interview-monitor", interview_id=interview.id)

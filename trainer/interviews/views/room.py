@@ -19,7 +19,7 @@ from grading import services as grading_services
 from grading.models import Attempt
 from trainer.forms import posted_answer
 from trainer.interviews import selectors, services
-from trainer.interviews.forms import GuestJoinForm
+from trainer.interviews.forms import JoinForm
 from trainer.interviews.models import Interview, InterviewQuestion
 
 ROOM = "interviews/room.html"
@@ -55,21 +55,23 @@ def _room_url(interview: Interview, position: int) -> str:
 
 def interview_join(request, token):
     """The invitation link. GET shows what the interview is (never its questions); POST
-    uses the link, for the logged-in user or for a new guest identity, once. A used
+    uses the link, for the logged-in user or for a new guest identity (named as the
+    guest typed), once; an invalid form (no name, a bad email) uses nothing. A used
     link, or any link of a closed interview, gets a page that says so (403)."""
     interview = Interview.objects.filter(invite_token=token).select_related("created_by").first()
     if interview is None:
         raise Http404("no such invitation")
     if request.user.is_authenticated and interview.candidate_id == request.user.id:
         return redirect("interview-room", interview_id=interview.id)
-    form = GuestJoinForm(request.POST or None)
+    form = JoinForm(request.POST if request.method == "POST" else None, interview=interview, user=request.user)
     error = ""
     if request.method == "POST" and not interview.is_closed:
         user = request.user if request.user.is_authenticated else None
-        if user is not None or form.is_valid():
+        if form.is_valid():
             try:
                 interview = services.invite_accept(
-                    token=token, user=user, guest_name="" if user else form.cleaned_data["name"]
+                    token=token, user=user, guest_name=form.cleaned_data.get("name", ""),
+                    email=form.cleaned_data.get("email", ""),
                 )
             except services.InterviewRefused as refusal:
                 error = str(refusal)
