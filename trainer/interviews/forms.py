@@ -6,11 +6,22 @@ from django import forms
 
 from questions.models import Topic
 from questions.selectors import visible_questions
-from trainer.interviews.models import RATING_DIMENSIONS, Interview, InterviewTemplate, Recommendation
+from trainer.interviews.models import RATING_DIMENSIONS, Interview, Recommendation
 from trainer.interviews.people import clean_name
-from trainer.interviews.selectors import rubric_tick_value
+from trainer.interviews.selectors import rubric_tick_value, template_owner_note, visible_templates
 
 RATING_CHOICES = [("", "—")] + [(str(value), str(value)) for value in (1, 2, 3, 4)]
+
+
+class TemplateChoiceField(forms.ModelChoiceField):
+    """A template, labelled with whose it is as the viewer reads it ("shared by alice")."""
+
+    def __init__(self, *args, viewer=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.viewer = viewer
+
+    def label_from_instance(self, template):
+        return f"{template.name} ({template_owner_note(template, self.viewer)})"
 
 
 class InterviewCreateForm(forms.Form):
@@ -21,8 +32,7 @@ class InterviewCreateForm(forms.Form):
     topic = forms.ChoiceField(choices=[("", "Any topic")] + list(Topic.choices), required=False)
     difficulty = forms.ChoiceField(choices=[("", "Any difficulty"), ("1", "1"), ("2", "2"), ("3", "3")], required=False)
     questions = forms.ModelMultipleChoiceField(queryset=None, required=False)
-    template = forms.ModelChoiceField(queryset=InterviewTemplate.objects.all(), required=False,
-                                      empty_label="No template")
+    template = TemplateChoiceField(queryset=None, required=False, empty_label="No template")
     time_limit_minutes = forms.IntegerField(min_value=5, max_value=240, initial=45, label="Time limit (minutes)")
     hints_allowed = forms.BooleanField(required=False, initial=True, label="Hints available")
     solutions_allowed = forms.BooleanField(required=False, label="Solutions available after the interview")
@@ -32,6 +42,9 @@ class InterviewCreateForm(forms.Form):
     def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["questions"].queryset = visible_questions(user)
+        # Only templates the user may see can be applied: one rule, in the selector.
+        self.fields["template"].queryset = visible_templates(user)
+        self.fields["template"].viewer = user
         self.user = user
 
     def clean(self):
@@ -61,6 +74,11 @@ class InterviewCreateForm(forms.Form):
     def selected_ids(self) -> set[int]:
         values = self.data.getlist("questions") if self.is_bound and hasattr(self.data, "getlist") else []
         return {int(value) for value in values if value.isdigit()}
+
+
+class TemplateEditForm(forms.Form):
+    name = forms.CharField(max_length=200)
+    shared = forms.BooleanField(required=False, label="Shared with the other interviewers")
 
 
 class JoinForm(forms.Form):

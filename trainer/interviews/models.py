@@ -17,11 +17,13 @@ from trainer.interviews.people import display_name
 
 
 class InterviewTemplate(models.Model):
-    """A saved set of questions an interviewer can start new interviews from."""
+    """A saved set of questions an interviewer can start new interviews from. Private to
+    its creator unless shared; only the creator changes it (selectors.visible_templates)."""
 
     name = models.CharField(max_length=200)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     questions = models.ManyToManyField("questions.Question", related_name="+")
+    shared = models.BooleanField(default=False, help_text="Other interviewers can see it and start interviews from it.")
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

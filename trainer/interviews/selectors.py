@@ -4,6 +4,8 @@ Who sees what (the rules live here and nowhere else):
 - a candidate sees only the interviews they are the candidate of;
 - an interviewer sees the interviews they created or were added to (the panel);
 - an admin sees every interview;
+- an interviewer sees their own interview templates and those others shared; an admin
+  sees every template; only a template's creator may change, share or delete it;
 - while an interview is not closed, its questions are locked in practice for everyone
   but its panel (admins included), so practice cannot give its answers away.
 Lookups for a user who may not see an interview raise Interview.DoesNotExist, so views
@@ -27,6 +29,7 @@ from trainer.interviews.models import (
     InterviewAttempt,
     InterviewEvent,
     InterviewQuestion,
+    InterviewTemplate,
     Scorecard,
 )
 from trainer.interviews.people import display_name
@@ -108,6 +111,36 @@ def interview_rows(queryset: QuerySet[Interview]) -> list[Interview]:
             "-created_at", "-id"
         )
     )
+
+
+def visible_templates(user) -> QuerySet[InterviewTemplate]:
+    """The templates `user` may see and start interviews from, with their creators."""
+    templates = InterviewTemplate.objects.select_related("created_by")
+    if sees_all_interviews(user):
+        return templates
+    if not can_conduct_interviews(user):
+        return templates.none()
+    return templates.filter(Q(created_by=user) | Q(shared=True))
+
+
+def template_rows(user) -> list[InterviewTemplate]:
+    """The visible templates for the templates page: creators and question counts (one query)."""
+    return list(visible_templates(user).annotate(question_count=Count("questions")).order_by("name", "id"))
+
+
+def owns_template(user, template: InterviewTemplate) -> bool:
+    """Only the creator changes, shares or deletes a template (admins included: they see
+    every template, and change others' in the Django admin if they must)."""
+    return user.is_authenticated and template.created_by_id == user.id
+
+
+def template_owner_note(template: InterviewTemplate, viewer) -> str:
+    """Whose the template is, as `viewer` reads it: "yours", "yours, shared",
+    "shared by alice", or (an admin seeing a private one) "alice's, private"."""
+    if owns_template(viewer, template):
+        return "yours, shared" if template.shared else "yours"
+    owner = display_name(template.created_by)
+    return f"shared by {owner}" if template.shared else f"{owner}'s, private"
 
 
 # --- Small reads the services need --------------------------------------------------------

@@ -8,6 +8,9 @@ urlpatterns = [
     path("", panel.interview_list, name="interview-list"),
     path("new/", panel.interview_create, name="interview-create"),
     path("join/<str:token>/", room.interview_join, name="interview-join"),
+    path("templates/", panel.template_list, name="interview-templates"),
+    path("templates/<int:template_id>/", panel.template_edit, name="interview-template-edit"),
+    path("templates/<int:template_id>/delete/", panel.template_delete, name="interview-template-delete"),
     # The panel
     path("<int:interview_id>/", panel.interview_monitor, name="interview-monitor"),
     path("<int:interview_id>/timeline/", panel.interview_timeline, name="interview-timeline"),

@@ -1,11 +1,13 @@
-"""The panel's pages: the list, creating an interview, watching it live, notes.
+"""The panel's pages: the list, creating an interview, templates, watching it live, notes.
 
 A panel member is the interview's creator, an interviewer added to it, or an admin
 (trainer.interviews.selectors holds the rules); anyone else gets 404 for an interview.
+A template the user cannot see is a 404 too; one they see but did not create, 403.
 """
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required, permission_required
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -16,8 +18,8 @@ from django_htmx.http import HttpResponseStopPolling
 from questions.models import Topic
 from questions.selectors import visible_questions
 from trainer.interviews import selectors, services, template_services
-from trainer.interviews.forms import AddInterviewerForm, InterviewCreateForm, NoteForm
-from trainer.interviews.models import Interview
+from trainer.interviews.forms import AddInterviewerForm, InterviewCreateForm, NoteForm, TemplateEditForm
+from trainer.interviews.models import Interview, InterviewTemplate
 
 MONITOR = "interviews/monitor.html"
 CREATE = "interviews/create.html"
@@ -86,6 +88,54 @@ def interview_create(request):
     context = {"form": form, "choices": _question_choices(form, request.user), "topics": Topic.choices}
     template = f"{CREATE}#question_choices" if request.htmx else CREATE
     return render(request, template, context)
+
+
+def _owned_template_or_refuse(request, template_id: int) -> InterviewTemplate:
+    """The template if the user created it; 404 if they cannot see it, 403 if they can
+    see it (shared, or an admin) but it is someone else's."""
+    try:
+        template = selectors.visible_templates(request.user).get(id=template_id)
+    except InterviewTemplate.DoesNotExist:
+        raise Http404("no such template") from None
+    if not selectors.owns_template(request.user, template):
+        raise PermissionDenied("only the template's creator can change it")
+    return template
+
+
+@login_required
+@permission_required(selectors.CONDUCT_PERMISSION, raise_exception=True)
+def template_list(request):
+    """The templates the user may start interviews from, each saying whose it is; the
+    user's own can be renamed, shared and deleted here."""
+    rows = [
+        (template, selectors.template_owner_note(template, request.user),
+         TemplateEditForm(initial={"name": template.name, "shared": template.shared},
+                          prefix=f"t{template.id}") if selectors.owns_template(request.user, template) else None)
+        for template in selectors.template_rows(request.user)
+    ]
+    return render(request, "interviews/templates.html", {"rows": rows})
+
+
+@login_required
+@require_POST
+def template_edit(request, template_id):
+    template = _owned_template_or_refuse(request, template_id)
+    form = TemplateEditForm(request.POST, prefix=f"t{template.id}")
+    if not form.is_valid():
+        return HttpResponseBadRequest("a template needs a name of at most 200 characters")
+    template_services.template_update(template=template, user=request.user, name=form.cleaned_data["name"],
+                                      shared=form.cleaned_data["shared"])
+    messages.success(request, f"Template {template.name!r} saved" + (", shared." if template.shared else ", private."))
+    return redirect("interview-templates")
+
+
+@login_required
+@require_POST
+def template_delete(request, template_id):
+    template = _owned_template_or_refuse(request, template_id)
+    template_services.template_delete(template=template, user=request.user)
+    messages.success(request, "Template deleted. Interviews made from it keep their questions.")
+    return redirect("interview-templates")
 
 
 @login_required
