@@ -86,6 +86,7 @@ def test_interview_from_invitation_to_scorecard(live_server, two_people, intervi
     guest.fill("#id_name", "Grace")
     guest.click("#join")
     guest.click("#start-interview")
+    expect(guest.locator("header .who")).to_have_text("Grace")  # the name given, not the guest's id
     guest.locator("#clock").filter(has_text=re.compile(r"^(19|20):\d\d$")).wait_for()
     guest.locator("#part-floor input[name=answer]").fill("1000 ms")
     guest.locator("#part-floor button[type=submit]").click()
@@ -96,6 +97,7 @@ def test_interview_from_invitation_to_scorecard(live_server, two_people, intervi
     # The interviewer's page shows it as it happens, and takes a private note.
     host.locator('#timeline [data-kind="verdict"]').wait_for()
     host.locator('#timeline [data-kind="hint"]').wait_for()
+    expect(host.locator("#candidate-name")).to_have_text("Grace (guest)")
     host.fill("#note-text", "Forgot bytes per parameter at first")
     host.click("#add-note")
     host.locator('#timeline [data-kind="note"]').get_by_text("Forgot bytes per parameter").wait_for()
