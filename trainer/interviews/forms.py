@@ -1,16 +1,17 @@
 """Forms of the interview pages: parse and validate input; services make the changes."""
 
+from dataclasses import dataclass
 from datetime import timedelta
 
 from django import forms
 
 from questions.models import Topic
 from questions.selectors import visible_questions
-from trainer.interviews.models import RATING_DIMENSIONS, Interview, Recommendation
+from trainer.interviews.evidence import JudgedPart, PartEvidence
+from trainer.interviews.models import Interview, Recommendation
 from trainer.interviews.people import clean_name
-from trainer.interviews.selectors import rubric_tick_value, template_owner_note, visible_templates
-
-RATING_CHOICES = [("", "—")] + [(str(value), str(value)) for value in (1, 2, 3, 4)]
+from trainer.interviews.scorecards import MAX_REASON_CHARS, JudgementInput
+from trainer.interviews.selectors import template_owner_note, visible_templates
 
 
 class TemplateChoiceField(forms.ModelChoiceField):
@@ -116,29 +117,86 @@ class AddInterviewerForm(forms.Form):
     username = forms.CharField(max_length=150, label="Add an interviewer (username)")
 
 
-class ScorecardForm(forms.Form):
-    """Ratings 1 to 4 per dimension, a recommendation, notes, and the rubric items ticked
-    (`tick` values are "<interview question id>/<part id>/<item id>")."""
+@dataclass(frozen=True)
+class PartFields:
+    """One part's judgement fields on the scorecard form, beside its evidence."""
 
-    technical_accuracy = forms.TypedChoiceField(choices=RATING_CHOICES, coerce=int, empty_value=None, required=False)
-    problem_solving = forms.TypedChoiceField(choices=RATING_CHOICES, coerce=int, empty_value=None, required=False)
-    communication = forms.TypedChoiceField(choices=RATING_CHOICES, coerce=int, empty_value=None, required=False)
+    evidence: PartEvidence
+    confirm: forms.BoundField
+    override: forms.BoundField
+    reason: forms.BoundField
+    tick: forms.BoundField | None
+
+
+class ScorecardForm(forms.Form):
+    """Per part: confirm the auto score, or override it (0..1, with a reason), or tick
+    the rubric items covered; then the overall recommendation and notes. Part fields are
+    named "<prefix>-confirm", "-override", "-reason", "-tick" after `part_prefix`."""
+
     recommendation = forms.ChoiceField(choices=[("", "—")] + list(Recommendation.choices), required=False)
     notes = forms.CharField(widget=forms.Textarea(attrs={"rows": 5}), required=False, max_length=20_000)
-    tick = forms.MultipleChoiceField(required=False)
     action = forms.ChoiceField(choices=[("save", "Save draft"), ("submit", "Submit")])
 
-    def __init__(self, *args, rubric_keys: set[tuple[int, str, str]], **kwargs):
+    def __init__(self, *args, evidence: list[PartEvidence], **kwargs):
         super().__init__(*args, **kwargs)
-        values = [rubric_tick_value(*key) for key in sorted(rubric_keys)]
-        self.fields["tick"].choices = [(value, value) for value in values]
+        self.evidence = evidence
+        for item in evidence:
+            prefix = part_prefix(item)
+            self.fields[f"{prefix}-confirm"] = forms.BooleanField(required=False)
+            self.fields[f"{prefix}-override"] = forms.FloatField(
+                required=False, min_value=0.0, max_value=1.0, widget=forms.NumberInput(attrs={"step": "0.05"})
+            )
+            self.fields[f"{prefix}-reason"] = forms.CharField(
+                required=False, max_length=MAX_REASON_CHARS, widget=forms.Textarea(attrs={"rows": 2})
+            )
+            if item.rubric:
+                self.fields[f"{prefix}-tick"] = forms.MultipleChoiceField(
+                    required=False, widget=forms.CheckboxSelectMultiple,
+                    choices=[(rubric_item.id, rubric_item.text) for rubric_item in item.rubric],
+                )
 
-    def ratings(self) -> dict:
-        return {field: self.cleaned_data.get(field) for field, _ in RATING_DIMENSIONS}
+    @staticmethod
+    def initial_from(judged: list[JudgedPart], scorecard) -> dict:
+        initial = {"recommendation": scorecard.recommendation, "notes": scorecard.notes}
+        for part in judged:
+            if part.judgement is None:
+                continue
+            prefix = part_prefix(part.evidence)
+            initial.update({
+                f"{prefix}-confirm": part.judgement.confirmed, f"{prefix}-override": part.judgement.override_score,
+                f"{prefix}-reason": part.judgement.reason, f"{prefix}-tick": list(part.ticked),
+            })
+        return initial
 
-    def ticks(self) -> list[tuple[int, str, str]]:
-        ticks = []
-        for value in self.cleaned_data.get("tick") or []:
-            question_id, part_id, item_id = value.split("/", 2)
-            ticks.append((int(question_id), part_id, item_id))
-        return ticks
+    def clean(self):
+        cleaned = super().clean()
+        for item in self.evidence:
+            prefix = part_prefix(item)
+            if cleaned.get(f"{prefix}-override") is not None and not (cleaned.get(f"{prefix}-reason") or "").strip():
+                self.add_error(f"{prefix}-reason", f"{item.label}: say why you override the auto score.")
+        return cleaned
+
+    def parts(self) -> list[PartFields]:
+        rows = []
+        for item in self.evidence:
+            prefix = part_prefix(item)
+            tick = self[f"{prefix}-tick"] if item.rubric else None
+            rows.append(PartFields(item, self[f"{prefix}-confirm"], self[f"{prefix}-override"],
+                                   self[f"{prefix}-reason"], tick))
+        return rows
+
+    def judgements(self) -> dict[tuple[int, str], JudgementInput]:
+        data = self.cleaned_data
+        return {
+            item.key: JudgementInput(
+                confirmed=bool(data.get(f"{part_prefix(item)}-confirm")),
+                override_score=data.get(f"{part_prefix(item)}-override"),
+                reason=data.get(f"{part_prefix(item)}-reason") or "",
+                rubric_ticked=tuple(data.get(f"{part_prefix(item)}-tick") or ()),
+            )
+            for item in self.evidence
+        }
+
+
+def part_prefix(item: PartEvidence) -> str:
+    return f"q{item.question.id}-{item.part_id}"

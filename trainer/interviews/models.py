@@ -4,7 +4,8 @@ An `Interview` pins each question's exact `QuestionVersion` and variant seed whe
 created (`InterviewQuestion`), so the record stays exact after the bank changes. What
 happened during it is the append-only `InterviewEvent` log: rows are only ever inserted,
 each with the next sequence number of its interview. `Scorecard`s are the panel's
-judgements, private to their author until submitted.
+judgements, private to their author until submitted, each with a `PartJudgement` per
+part.
 """
 
 from datetime import timedelta
@@ -221,7 +222,13 @@ RATING_DIMENSIONS = (
 
 
 class Scorecard(models.Model):
-    """One panel member's judgement of one interview; private to them until submitted."""
+    """One panel member's judgement of one interview; private to them until submitted.
+
+    The judgement is per part (`judgements`) plus the overall `recommendation` and
+    `notes`. The three 1-4 ratings are what scorecards asked before per-part
+    judgements: kept, so older scorecards keep what their authors wrote, but no
+    longer asked for.
+    """
 
     class Status(models.TextChoices):
         DRAFT = "draft", "Draft"
@@ -267,15 +274,43 @@ class Scorecard(models.Model):
         return [(field, label, getattr(self, field)) for field, label in RATING_DIMENSIONS]
 
 
-class RubricTick(models.Model):
-    """A rubric item of an explain part the scorecard's author says the answer covered."""
+class PartJudgement(models.Model):
+    """One scorecard author's judgement of one part of one interview question.
 
-    scorecard = models.ForeignKey(Scorecard, on_delete=models.CASCADE, related_name="ticks")
+    Opening a scorecard creates one per part from the evidence (`auto_score` is the
+    final graded attempt's score, not confirmed yet). The author then confirms it,
+    overrides it with a score in 0..1 and a reason, or, for parts a person assesses
+    (the kind is `self_assessed`), ticks the rubric items the answer covered: their
+    share is the score unless overridden.
+    """
+
+    scorecard = models.ForeignKey(Scorecard, on_delete=models.CASCADE, related_name="judgements")
     question = models.ForeignKey(InterviewQuestion, on_delete=models.CASCADE, related_name="+")
     part_id = models.CharField(max_length=64)
-    item_id = models.CharField(max_length=64)
+    auto_score = models.FloatField(null=True, blank=True, help_text="The final graded attempt's score, if any.")
+    confirmed = models.BooleanField(default=False)
+    override_score = models.FloatField(null=True, blank=True)
+    reason = models.TextField(blank=True)
+    rubric_ticked = models.JSONField(default=list, blank=True, help_text="Ids of the rubric items ticked.")
 
     class Meta:
+        ordering = ["scorecard", "question__position", "id"]
         constraints = [
-            models.UniqueConstraint(fields=["scorecard", "question", "part_id", "item_id"], name="unique_rubric_tick"),
+            models.UniqueConstraint(fields=["scorecard", "question", "part_id"], name="unique_part_judgement"),
+            models.CheckConstraint(
+                condition=models.Q(override_score__isnull=True) | models.Q(override_score__range=(0.0, 1.0)),
+                name="override_score_0_to_1",
+            ),
         ]
+
+    def __str__(self):
+        return f"{self.scorecard_id} {self.question_id}/{self.part_id}"
+
+    @property
+    def ticked(self) -> tuple[str, ...]:
+        """`rubric_ticked` read as item ids (the column holds a JSON list of strings)."""
+        return tuple(str(item) for item in self.rubric_ticked or ())
+
+    @property
+    def is_overridden(self) -> bool:
+        return self.override_score is not None

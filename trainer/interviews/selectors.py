@@ -228,21 +228,6 @@ def editor_states(interview: Interview) -> list[EditorState]:
     return states
 
 
-def rubric_tick_value(question_id: int, part_id: str, item_id: str) -> str:
-    """How a scorecard form names one rubric item."""
-    return f"{question_id}/{part_id}/{item_id}"
-
-
-def rubric_item_keys(interview: Interview) -> set[tuple[int, str, str]]:
-    """(interview question id, part id, item id) of every explain part's rubric item."""
-    keys = set()
-    for interview_question in interview.questions.select_related("question_version"):
-        question = Question.from_data(interview_question.question_version.data)
-        for part in question.parts:
-            keys.update((interview_question.id, part.id, item.get("id", "")) for item in part.rubric)
-    return keys
-
-
 # --- The candidate's room -------------------------------------------------------------------
 
 @dataclass
@@ -425,7 +410,7 @@ def visible_scorecards(interview: Interview, user) -> list[Scorecard]:
     return list(
         Scorecard.objects.filter(interview=interview)
         .filter(Q(status=Scorecard.Status.SUBMITTED) | Q(interviewer=user))
-        .select_related("interviewer").prefetch_related("ticks")
+        .select_related("interviewer").prefetch_related("judgements")
     )
 
 
@@ -436,7 +421,7 @@ class PartScore:
     points: float
     attempt: Attempt | None
     answers: int  # how many readable answers were submitted
-    rubric: tuple[dict, ...] = ()  # explain parts: {"id", "text_html", "tick"} per item
+    rubric: tuple[dict, ...] = ()  # explain parts: {"id", "text_html"} per item
 
     @property
     def engine(self):
@@ -479,7 +464,7 @@ def question_scores(interview: Interview) -> list[QuestionScore]:
         rendered = render_question(schema, iq.variant_seed)
         parts = tuple(
             PartScore(part.id, part.kind, part.points, latest.get((iq.id, part.id)), counts.get((iq.id, part.id), 0),
-                      tuple({**item, "tick": rubric_tick_value(iq.id, part.id, item["id"])} for item in part.rubric))
+                      tuple(part.rubric))
             for part in rendered.parts
         )
         scores.append(QuestionScore(iq, schema.title, parts))

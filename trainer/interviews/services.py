@@ -1,4 +1,6 @@
-"""Everything that changes interviews: create, invite, start, answer, record, close, score.
+"""Everything that changes interviews: create, invite, start, answer, record, close.
+
+Scorecards change through `trainer.interviews.scorecards`.
 
 Every write the candidate makes goes through `_lock_open_interview`, which re-reads the
 interview under a row lock, closes it if its clock has run out, and refuses the write
@@ -24,13 +26,10 @@ from grading.models import Attempt
 from questions.schema import Question
 from trainer.interviews import closing, selectors
 from trainer.interviews.models import (
-    RATING_DIMENSIONS,
     Interview,
     InterviewAttempt,
     InterviewEvent,
     InterviewQuestion,
-    RubricTick,
-    Scorecard,
 )
 from trainer.interviews.people import clean_name
 from trainer.interviews.record import MAX_UNREADABLE_KEPT as MAX_UNREADABLE_KEPT
@@ -406,49 +405,3 @@ def note_add(*, interview: Interview, author, text: str) -> InterviewEvent:
     if len(text) > MAX_NOTE_CHARS:
         raise InterviewRefused(f"notes are at most {MAX_NOTE_CHARS} characters")
     return event_append(interview.id, Kind.NOTE, actor=author, data={"text": text})
-
-
-def scorecard_get_or_create(*, interview: Interview, interviewer) -> Scorecard:
-    if not selectors.is_on_panel(interviewer, interview):
-        raise InterviewRefused("only the panel can score this interview")
-    scorecard, _ = Scorecard.objects.get_or_create(interview=interview, interviewer=interviewer)
-    return scorecard
-
-
-@transaction.atomic
-def scorecard_save(*, scorecard: Scorecard, ratings: dict, recommendation: str, notes: str,
-                   ticks: list[tuple[int, str, str]], submit: bool) -> Scorecard:
-    """Save a draft scorecard, and submit it when `submit` (then it is final and the
-    rest of the panel can read it). `ticks` are (interview question id, part id, item id)
-    of explain parts' rubric items; unknown ones are refused. Submitting needs the
-    interview closed, every rating and a recommendation."""
-    locked = Scorecard.objects.select_for_update().select_related("interview").get(id=scorecard.id)
-    if locked.is_submitted:
-        raise InterviewRefused("this scorecard was already submitted")
-    valid_items = selectors.rubric_item_keys(locked.interview)
-    unknown = [tick for tick in ticks if tick not in valid_items]
-    if unknown:
-        raise InterviewRefused(f"unknown rubric items: {unknown}")
-    for field, _ in RATING_DIMENSIONS:
-        value = ratings.get(field)
-        if value is not None and value not in (1, 2, 3, 4):
-            raise InterviewRefused(f"{field} must be 1 to 4")
-        setattr(locked, field, value)
-    locked.recommendation, locked.notes, locked.updated_at = recommendation, notes, timezone.now()
-    fields = ["technical_accuracy", "problem_solving", "communication", "recommendation", "notes", "updated_at"]
-    if submit:
-        if not locked.interview.is_closed:
-            raise InterviewRefused("a scorecard can be submitted once the interview has ended")
-        if any(getattr(locked, field) is None for field, _ in RATING_DIMENSIONS) or not recommendation:
-            raise InterviewRefused("rate every dimension and give a recommendation before submitting")
-        locked.status, locked.submitted_at = Scorecard.Status.SUBMITTED, timezone.now()
-        fields += ["status", "submitted_at"]
-    locked.save(update_fields=fields)
-    RubricTick.objects.filter(scorecard=locked).delete()
-    RubricTick.objects.bulk_create(
-        RubricTick(scorecard=locked, question_id=question_id, part_id=part_id, item_id=item_id)
-        for question_id, part_id, item_id in sorted(set(ticks))
-    )
-    return locked
-
-

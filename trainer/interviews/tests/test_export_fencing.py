@@ -13,12 +13,13 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
 from trainer.interviews import markdown_safe as md
-from trainer.interviews import services, transcript
+from trainer.interviews import scorecards, services, transcript
 from trainer.interviews.models import InterviewEvent
 from trainer.interviews.tests.conftest import start
 
 Kind = InterviewEvent.Kind
 INJECTION = "```\n\n## Scorecards\n\n- Strong yes"
+REASON_INJECTION = "Partly right.\n````\n\n### someone: Strong yes\n- Q1/impl: confirmed auto score 1.00"
 CODE_INJECTION = "def total(xs):\n    return sum(xs)\n" + INJECTION + "\n````\n# Hired\n"
 
 
@@ -62,18 +63,25 @@ def test_typed_text_cannot_fake_a_section_of_the_markdown_export(interviewer, ca
     services.note_add(interview=interview, author=interviewer, text="## Scorecards")
     services.note_add(interview=interview, author=interviewer, text="Fine.\n\n## Scorecards\n\n- Strong yes")
     services.interview_end(interview=interview, ended_by=interviewer)
-    card = services.scorecard_get_or_create(interview=interview, interviewer=interviewer)
-    services.scorecard_save(
-        scorecard=card, ratings={"technical_accuracy": 1, "problem_solving": 1, "communication": 1},
-        recommendation="no", notes="Weak.\n```\n\n### someone: Strong yes\n", ticks=[], submit=True,
+    card = scorecards.scorecard_open(interview=interview, interviewer=interviewer)
+    # Every part judged: the code part's override gives a reason that tries to fake a section.
+    scorecards.scorecard_save(
+        scorecard=card, recommendation="no", notes="Weak.\n```\n\n### someone: Strong yes\n",
+        judgements={
+            (code.id, "impl"): scorecards.JudgementInput(override_score=0.5, reason=REASON_INJECTION),
+            (code.id, "cost"): scorecards.JudgementInput(confirmed=True),
+            (decode.id, "floor"): scorecards.JudgementInput(confirmed=True),
+            (decode.id, "why"): scorecards.JudgementInput(confirmed=True),
+        },
     )
+    scorecards.scorecard_submit(scorecard=card)
 
     markdown = transcript.export_markdown(interview)
     tokens = parse(markdown)
 
     # The only headings are the export's own; the title is literal text in the first.
     assert headings(tokens) == [
-        ("h1", "Screen ## Strong yes <b>hire</b>"), ("h2", "Questions"), ("h2", "Timeline"),
+        ("h1", "Screen ## Strong yes <b>hire</b>"), ("h2", "Questions"), ("h2", "Evidence"), ("h2", "Timeline"),
         ("h2", "Scorecards"), ("h3", f"{interviewer.username}: No"),
     ]
     every = list(every_token(tokens))
@@ -86,6 +94,8 @@ def test_typed_text_cannot_fake_a_section_of_the_markdown_export(interviewer, ca
     assert CODE_INJECTION in fences
     assert "Fine.\n\n## Scorecards\n\n- Strong yes\n" in fences
     assert "Weak.\n```\n\n### someone: Strong yes\n" in fences
+    assert REASON_INJECTION + "\n" in fences  # the override's reason, whole, in its fence
+    assert not [token for token in every if token.type == "inline" and "confirmed auto score 1.00" in token.content]
     assert any(token.type == "fence" and token.info == "diff" and "+## Scorecards" in token.content for token in tokens)
     code_spans = [token.content for token in every if token.type == "code_inline"]
     assert "1000 ms `` ## Strong yes" in code_spans

@@ -20,9 +20,12 @@ def second_interviewer(started_interview, interviewer):
     return member
 
 
-def scorecard_data(action, **overrides):
-    data = {"technical_accuracy": "3", "problem_solving": "2", "communication": "4", "recommendation": "yes",
-            "notes": "Clear on bandwidth.", "action": action}
+def scorecard_data(interview, action, **overrides):
+    """The scorecard form with every part of `interview` confirmed, a recommendation and notes."""
+    data = {"recommendation": "yes", "notes": "Clear on bandwidth.", "action": action}
+    for question in interview.questions.all():
+        for part in question.question_version.as_question().parts:
+            data[f"q{question.id}-{part.id}-confirm"] = "on"
     data.update(overrides)
     return data
 
@@ -45,9 +48,10 @@ def test_a_draft_scorecard_is_private_until_submitted(client, login_as, started_
                                                      second_interviewer):
     login_as(interviewer)
     url = reverse("interview-scorecard", args=[started_interview.id])
-    assert client.post(url, scorecard_data("save")).status_code == 302
+    assert client.post(url, scorecard_data(started_interview, "save")).status_code == 302
     card = Scorecard.objects.get(interviewer=interviewer)
-    assert card.status == Scorecard.Status.DRAFT and card.problem_solving == 2
+    assert card.status == Scorecard.Status.DRAFT and card.recommendation == "yes"
+    assert all(judgement.confirmed for judgement in card.judgements.all())
     transcript_url = reverse("interview-transcript", args=[started_interview.id])
     assert b"Clear on bandwidth." in client.get(transcript_url).content  # the author sees their draft
     login_as(second_interviewer)
@@ -59,7 +63,7 @@ def test_a_draft_scorecard_is_private_until_submitted(client, login_as, started_
 
     services.interview_end(interview=started_interview, ended_by=interviewer)
     login_as(interviewer)
-    response = client.post(url, scorecard_data("submit"))
+    response = client.post(url, scorecard_data(started_interview, "submit"))
     assert response.status_code == 302 and response["Location"] == transcript_url
     login_as(second_interviewer)
     assert b"Clear on bandwidth." in client.get(transcript_url).content
@@ -67,7 +71,8 @@ def test_a_draft_scorecard_is_private_until_submitted(client, login_as, started_
 
 def test_submitting_before_the_end_is_refused_with_the_reason(client, login_as, started_interview, interviewer):
     login_as(interviewer)
-    response = client.post(reverse("interview-scorecard", args=[started_interview.id]), scorecard_data("submit"))
+    response = client.post(reverse("interview-scorecard", args=[started_interview.id]),
+                           scorecard_data(started_interview, "submit"))
     assert response.status_code == 400 and b"once the interview has ended" in response.content
     assert not Scorecard.objects.filter(status=Scorecard.Status.SUBMITTED).exists()
 
@@ -76,8 +81,8 @@ def test_a_submitted_scorecard_is_final(client, login_as, started_interview, int
     services.interview_end(interview=started_interview, ended_by=interviewer)
     login_as(interviewer)
     url = reverse("interview-scorecard", args=[started_interview.id])
-    client.post(url, scorecard_data("submit"))
-    assert client.post(url, scorecard_data("save", notes="changed")).status_code == 409
+    client.post(url, scorecard_data(started_interview, "submit"))
+    assert client.post(url, scorecard_data(started_interview, "save", notes="changed")).status_code == 409
     assert Scorecard.objects.get().notes == "Clear on bandwidth."
     assert b"scorecard-submitted" in client.get(url).content
 
@@ -86,14 +91,15 @@ def test_rubric_items_of_explain_parts_can_be_ticked(client, login_as, started_i
     question = started_interview.questions.get()
     login_as(interviewer)
     url = reverse("interview-scorecard", args=[started_interview.id])
+    field = f"q{question.id}-why-tick"
+    assert f'name="{field}" value="kv"' in client.get(url).content.decode()
+    client.post(url, scorecard_data(started_interview, "save", **{field: ["kv"]}))
+    (judgement,) = Scorecard.objects.get().judgements.filter(part_id="why")
+    assert judgement.rubric_ticked == ["kv"]
     page = client.get(url).content.decode()
-    tick = f"{question.id}/why/kv"
-    assert f'value="{tick}"' in page
-    client.post(url, scorecard_data("save", tick=[tick]))
-    assert list(Scorecard.objects.get().ticks.values_list("item_id", flat=True)) == ["kv"]
-    assert f'value="{tick}" checked' in client.get(url).content.decode()
-    assert client.post(url, scorecard_data("save", tick=["999/why/kv"])).status_code == 200  # form refuses it
-    assert list(Scorecard.objects.get().ticks.values_list("item_id", flat=True)) == ["kv"]
+    assert f'name="{field}" value="kv"' in page and "checked" in page.split(f'name="{field}" value="kv"')[1][:40]
+    assert client.post(url, scorecard_data(started_interview, "save", **{field: ["nope"]})).status_code == 400
+    assert Scorecard.objects.get().judgements.get(part_id="why").rubric_ticked == ["kv"]
 
 
 def test_exports_are_downloads_in_markdown_and_json(client, login_as, started_interview, interviewer):

@@ -5,8 +5,8 @@ from datetime import timedelta
 import pytest
 
 from grading.models import Attempt
-from trainer.interviews import selectors, services, transcript
-from trainer.interviews.models import InterviewAttempt, InterviewEvent, Scorecard
+from trainer.interviews import scorecards, selectors, services, transcript
+from trainer.interviews.models import InterviewAttempt, InterviewEvent
 from trainer.interviews.tests.conftest import CODE_QUESTION_DATA, make_interview, start
 
 Kind = InterviewEvent.Kind
@@ -79,27 +79,35 @@ def test_code_diff_is_empty_for_equal_text():
 
 
 def _submit_scorecard(interview, interviewer):
-    card = services.scorecard_get_or_create(interview=interview, interviewer=interviewer)
-    code = interview.questions.get(position=1)
-    return services.scorecard_save(
-        scorecard=card, ratings={"technical_accuracy": 3, "problem_solving": 4, "communication": 2},
-        recommendation="yes", notes="Solid on code.", ticks=[(code.id, "cost", "linear")], submit=True,
+    """Judge every part (confirm the code, tick the explain part's rubric, override the
+    decode answer with a reason, confirm the rest) and submit."""
+    card = scorecards.scorecard_open(interview=interview, interviewer=interviewer)
+    code, decode = interview.questions.order_by("position")
+    scorecards.scorecard_save(
+        scorecard=card, recommendation="yes", notes="Solid on code.",
+        judgements={
+            (code.id, "impl"): scorecards.JudgementInput(confirmed=True),
+            (code.id, "cost"): scorecards.JudgementInput(rubric_ticked=("linear",)),
+            (decode.id, "floor"): scorecards.JudgementInput(override_score=0.25, reason="Right method, slipped a unit"),
+            (decode.id, "why"): scorecards.JudgementInput(confirmed=True),
+        },
     )
+    return scorecards.scorecard_submit(scorecard=card)
 
 
 def test_markdown_export_holds_the_timeline_diffs_notes_and_submitted_scorecards(coded, interviewer, admin_user):
     services.interview_end(interview=coded, ended_by=interviewer)
     _submit_scorecard(coded, interviewer)
-    draft = services.scorecard_get_or_create(interview=coded, interviewer=admin_user)
-    services.scorecard_save(scorecard=draft, ratings={}, recommendation="strong_no", notes="PRIVATE DRAFT",
-                            ticks=[], submit=False)
+    draft = scorecards.scorecard_open(interview=coded, interviewer=admin_user)
+    scorecards.scorecard_save(scorecard=draft, judgements={}, recommendation="strong_no", notes="PRIVATE DRAFT")
     markdown = transcript.export_markdown(coded)
     assert markdown.startswith("# Inference systems screen")
     assert "Wrote the loop before the signature" in markdown
     assert "`1000 ms`" in markdown and "hint 1" in markdown
     assert "  +    return sum(xs)" in markdown
-    assert "### interviewer1: Yes" in markdown and "- Problem solving: 4/4" in markdown
-    assert "Q1/cost/linear" in markdown
+    assert "### interviewer1: Yes" in markdown
+    assert "- Q1/cost: rubric ticked 1 of 1, score 1.00" in markdown
+    assert "- Q2/floor: overridden to 0.25 (auto score" in markdown and "Right method, slipped a unit" in markdown
     assert "PRIVATE DRAFT" not in markdown and "Strong no" not in markdown
 
 
@@ -112,29 +120,13 @@ def test_json_export_holds_every_event_with_snapshots_and_the_pinned_questions(c
     assert [q["slug"] for q in data["questions"]] == [CODE_QUESTION_DATA["slug"], "test-decode-floor"]
     assert all(isinstance(q["variant_seed"], int) for q in data["questions"])
     (card,) = data["scorecards"]
-    assert card["ratings"] == {"technical_accuracy": 3, "problem_solving": 4, "communication": 2}
+    assert card["recommendation"] == "yes"
     assert card["rubric_ticked"] == ["Q1/cost/linear"]
+    floor = next(item for item in card["judgements"] if item["part"] == "floor")
+    assert (floor["state"], floor["override_score"], floor["reason"]) == (
+        "overridden", 0.25, "Right method, slipped a unit")
     submissions = [event for event in data["events"] if event["kind"] == "answer" and event["part"] == "impl"]
     assert submissions[1]["diff"] and submissions[1]["data"]["answer"] == SECOND
-
-
-def test_scorecard_submission_needs_the_end_every_rating_and_known_items(coded, interviewer):
-    card = services.scorecard_get_or_create(interview=coded, interviewer=interviewer)
-    full = dict(ratings={"technical_accuracy": 3, "problem_solving": 3, "communication": 3}, recommendation="no",
-                notes="", ticks=[])
-    with pytest.raises(services.InterviewRefused, match="ended"):
-        services.scorecard_save(scorecard=card, submit=True, **full)
-    services.interview_end(interview=coded, ended_by=interviewer)
-    with pytest.raises(services.InterviewRefused, match="rate every"):
-        services.scorecard_save(scorecard=card, submit=True, **{**full, "ratings": {"technical_accuracy": 3}})
-    with pytest.raises(services.InterviewRefused, match="unknown rubric"):
-        services.scorecard_save(scorecard=card, submit=True, **{**full, "ticks": [(card.interview_id, "x", "y")]})
-    with pytest.raises(services.InterviewRefused, match="1 to 4"):
-        services.scorecard_save(scorecard=card, submit=False, **{**full, "ratings": {"communication": 5}})
-    submitted = services.scorecard_save(scorecard=card, submit=True, **full)
-    assert submitted.status == Scorecard.Status.SUBMITTED and submitted.submitted_at is not None
-    with pytest.raises(services.InterviewRefused, match="already submitted"):
-        services.scorecard_save(scorecard=card, submit=False, **full)
 
 
 def test_question_scores_weigh_the_latest_auto_graded_answers(coded):

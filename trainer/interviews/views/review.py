@@ -8,9 +8,10 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
 
-from trainer.interviews import selectors, services, transcript
+from trainer.interviews import evidence as evidence_module
+from trainer.interviews import scorecards, transcript
 from trainer.interviews.forms import ScorecardForm
-from trainer.interviews.models import RATING_DIMENSIONS
+from trainer.interviews.services import InterviewRefused
 from trainer.interviews.views.panel import panel_interview_or_404
 
 
@@ -33,47 +34,40 @@ def interview_export(request, interview_id, fmt):
     return response
 
 
-def _initial(scorecard) -> dict:
-    initial = {field: value for field, _, value in scorecard.ratings()}
-    initial.update({
-        "recommendation": scorecard.recommendation, "notes": scorecard.notes,
-        "tick": [selectors.rubric_tick_value(tick.question_id, tick.part_id, tick.item_id)
-                 for tick in scorecard.ticks.all()],
-    })
-    return initial
+def _scorecard_page(request, interview, card, form, evidence, error=""):
+    context = {
+        "interview": interview, "scorecard": card, "form": form, "error": error, "parts": form.parts(),
+        "time_rule": evidence_module.TIME_ON_PART_RULE,
+    }
+    return render(request, "interviews/scorecard.html", context, status=400 if error or form.errors else 200)
 
 
 @login_required
 def scorecard(request, interview_id):
-    """The user's own scorecard: a draft they can save until they submit it."""
+    """The user's own scorecard, pre-filled from what the interview measured: a draft
+    they can save until they submit it. Each panel member has their own; no URL names
+    another's."""
     interview = panel_interview_or_404(request, interview_id)
-    card = services.scorecard_get_or_create(interview=interview, interviewer=request.user)
-    rubric_keys = selectors.rubric_item_keys(interview)
-    error = ""
+    evidence = evidence_module.part_evidence(interview)
+    card = scorecards.scorecard_open(interview=interview, interviewer=request.user, evidence=evidence)
     if request.method == "POST" and card.is_submitted:
         return HttpResponse("This scorecard was already submitted; it is final.", status=409)
-    if request.method == "POST":
-        form = ScorecardForm(request.POST, rubric_keys=rubric_keys)
-        if form.is_valid():
-            submit = form.cleaned_data["action"] == "submit"
-            try:
-                services.scorecard_save(
-                    scorecard=card, ratings=form.ratings(), recommendation=form.cleaned_data["recommendation"],
-                    notes=form.cleaned_data["notes"], ticks=form.ticks(), submit=submit,
-                )
-            except services.InterviewRefused as refusal:
-                error = str(refusal)
-            else:
-                messages.success(request, "Scorecard submitted." if submit else "Draft saved.")
-                return redirect("interview-transcript" if submit else "interview-scorecard", interview_id=interview.id)
-    else:
-        form = ScorecardForm(initial=_initial(card), rubric_keys=rubric_keys)
-    ratings = [
-        (field, label, "" if form[field].value() in (None, "") else str(form[field].value()))
-        for field, label in RATING_DIMENSIONS
-    ]
-    context = {
-        "interview": interview, "scorecard": card, "form": form, "error": error, "ratings": ratings,
-        "scores": selectors.question_scores(interview), "ticked": set(form["tick"].value() or []),
-    }
-    return render(request, "interviews/scorecard.html", context, status=400 if error else 200)
+    if request.method != "POST":
+        judged = evidence_module.judged_parts(evidence, card.judgements.all())
+        form = ScorecardForm(initial=ScorecardForm.initial_from(judged, card), evidence=evidence)
+        return _scorecard_page(request, interview, card, form, evidence)
+    form = ScorecardForm(request.POST, evidence=evidence)
+    if not form.is_valid():
+        return _scorecard_page(request, interview, card, form, evidence)
+    submit = form.cleaned_data["action"] == "submit"
+    try:
+        card = scorecards.scorecard_save(
+            scorecard=card, judgements=form.judgements(), recommendation=form.cleaned_data["recommendation"],
+            notes=form.cleaned_data["notes"],
+        )
+        if submit:  # the draft is saved first, so a refused submit loses nothing
+            card = scorecards.scorecard_submit(scorecard=card)
+    except InterviewRefused as refusal:
+        return _scorecard_page(request, interview, card, form, evidence, error=str(refusal))
+    messages.success(request, "Scorecard submitted." if submit else "Draft saved.")
+    return redirect("interview-transcript" if submit else "interview-scorecard", interview_id=interview.id)
