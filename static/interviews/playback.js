@@ -16,7 +16,7 @@
   document.querySelectorAll("[data-playback]").forEach((root) => {
     const frames = JSON.parse(document.getElementById(root.dataset.playback).textContent);
     const slider = root.querySelector("input[type=range]");
-    const screen = root.querySelector("pre.source");
+    const screen = root.querySelector("pre.playback-screen");
     const label = root.querySelector(".frame-label");
     const button = root.querySelector("button.play");
     const speed = root.querySelector("select.speed");

@@ -149,14 +149,16 @@ def test_interview_from_invitation_to_scorecard(live_server, two_people, intervi
     playback.locator("select.speed").select_option("16")
     playback.locator("button.play").click()
     host.locator('#playback-q2-impl[data-frame="2"]').wait_for()  # two snapshots and the run
-    assert "return sum(xs)" in playback.locator("pre").inner_text()
+    assert "return sum(xs)" in playback.locator("pre.playback-screen").inner_text()
+    assert playback.locator('.playback-result[data-kind="code_run"]').is_visible()  # the run current at that frame
     playback.locator("input[type=range]").fill("0")
-    assert "s = 0" in playback.locator("pre").inner_text()
+    assert "s = 0" in playback.locator("pre.playback-screen").inner_text()
+    assert not playback.locator('.playback-result[data-kind="code_run"]').is_visible()  # not run yet then
 
     host.click("#scorecard-link")
     host.check("text=Linear in the length")
-    for dimension, value in (("technical_accuracy", "2"), ("problem_solving", "3"), ("communication", "3")):
-        host.check(f'input[name="{dimension}"][value="{value}"]')
+    for confirm in host.locator('input[name$="-confirm"]').all():
+        confirm.check()
     host.select_option("#id_recommendation", "no")
     host.fill("#id_notes", "Needs work on the memory roofline.")
     host.click("#submit-scorecard")
@@ -164,8 +166,9 @@ def test_interview_from_invitation_to_scorecard(live_server, two_people, intervi
     host.locator('.scorecard[data-status="submitted"]').get_by_text("Needs work on the memory roofline.").wait_for()
 
     card = Scorecard.objects.get()
-    assert (card.status, card.technical_accuracy, card.recommendation) == ("submitted", 2, "no")
-    assert list(card.ticks.values_list("part_id", "item_id")) == [("cost", "linear")]
+    assert (card.status, card.recommendation) == ("submitted", "no")
+    assert card.judgements.get(part_id="cost").rubric_ticked == ["linear"]
+    assert all(judgement.confirmed for judgement in card.judgements.all())
     kinds = list(InterviewEvent.objects.filter(interview=interview).values_list("kind", flat=True))
     for kind in ("joined", "started", "question_opened", "answer", "verdict", "hint", "note", "code_snapshot",
                  "code_run", "closed"):
