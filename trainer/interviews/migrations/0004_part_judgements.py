@@ -21,7 +21,7 @@ def copy_rubric_ticks(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('interviews', '0002_code_run_runs_the_examples'),
+        ('interviews', '0003_names_and_template_owners'),
     ]
 
     operations = [
