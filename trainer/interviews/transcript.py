@@ -321,6 +321,9 @@ def _event_markdown(entry: selectors.TimelineEntry) -> list[str]:
             lines[0] += f": {md.code(answer)}"
         else:
             lines += md.fence(answer)
+        if data.get("auto_submitted"):
+            when = "at time-out" if data.get("reason") == "expired" else "when the interviewer ended the interview"
+            lines.append(f"  - submitted for the candidate {when}: the code left in the editor")
         if event.kind == Kind.ANSWER_INVALID:
             lines.append(f"  - unreadable, no attempt used: {md.text(data.get('feedback', ''))}")
             if data.get("cut"):

@@ -150,3 +150,14 @@ def test_a_part_the_sandbox_refuses_for_now_is_submitted_by_the_retry_task(
     assert event.data["answer"] == code + "\n\n" and event.data["auto_submitted"] is True
     tasks.submit_final_answers.apply(args=(coding.id, "expired")).get()
     assert len(answers(coding)) == 1
+
+
+def test_the_exports_say_which_answer_was_submitted_at_time_out(coding, candidate, runnable_code_question, queued):
+    from trainer.interviews import transcript
+
+    snapshot(coding, candidate, code_solution(runnable_code_question))
+    expire(coding)
+    services.interview_close_if_expired(coding)
+    assert "submitted for the candidate at time-out" in transcript.export_markdown(coding)
+    [answer] = [event for event in transcript.export_json(coding)["events"] if event["kind"] == Kind.ANSWER]
+    assert answer["data"]["auto_submitted"] is True and answer["data"]["reason"] == "expired"
