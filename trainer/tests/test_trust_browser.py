@@ -1,7 +1,9 @@
 """What a new candidate saw, walked again in Chromium with a real worker (issue 14): a solve
 survives a later failure, an answer copied from the solution earns nothing, "idk" opens no
-rubric, a double-click is one attempt, a reload restores code typed but not submitted,
-and a code part shows its visible examples before any run."""
+rubric, a double-click is one attempt, a reload restores code typed but not submitted, a
+code part shows its visible examples before any run, a correct kernel on this CPU grader
+earns full credit with speed marked not measured, and an interview answer leaves practice
+untouched."""
 
 import time
 
@@ -9,11 +11,20 @@ import pytest
 
 from conftest import PASSWORD
 from grading.models import Attempt
+from grading.sandbox import sandbox_available
+from trainer.interviews.tests.conftest import (  # kernel_question is a fixture
+    code_solution,
+    editor_replace,
+    kernel_question,  # noqa: F401
+    make_interview,
+    start,
+)
 from trainer.models import Draft
 from trainer.tests.test_code_editor import code_question  # noqa: F401 (a fixture)
 from trainer.tests.test_practice_browser import _mastery, _reference, grading_worker  # noqa: F401
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+SANDBOX, WHY_NO_SANDBOX = sandbox_available()
 
 
 def _log_in(page, base, user):
@@ -114,3 +125,37 @@ def test_a_reload_restores_a_code_draft_and_a_new_variant_asks_first(live_server
     page.locator("#part-echo .cm-editor").wait_for()
     assert not Draft.objects.exists()
     assert "return [x]" not in page.locator("#part-echo .cm-content").inner_text()
+
+
+@pytest.mark.skipif(not SANDBOX, reason=f"sandbox: {WHY_NO_SANDBOX}")
+def test_a_correct_kernel_on_a_cpu_grader_earns_full_credit_with_speed_not_measured(
+    live_server, page, candidate, kernel_question, grading_worker  # noqa: F811
+):
+    _log_in(page, live_server.url, candidate)
+    page.goto(f"{live_server.url}/questions/{kernel_question.question.slug}/")
+    page.locator("#part-kernel .cm-editor").wait_for()
+    editor_replace(page, "kernel", code_solution(kernel_question))
+    page.locator("#part-kernel button[type=submit]").first.click()
+    verdict = page.locator('#verdict-kernel [data-verdict="correct"]')
+    verdict.wait_for(timeout=120_000)  # Triton's interpreter in the sandbox
+    assert "score 1.00" in verdict.inner_text()
+    assert page.locator('#verdict-kernel [data-speed="not_measured"]').get_by_text("Speed not measured here").count()
+
+
+def test_an_interview_answer_leaves_the_practice_list_and_mastery_untouched(
+    live_server, page, candidate, interviewer, decode_question, grading_worker  # noqa: F811
+):
+    from trainer.interviews import services as interview_services
+
+    interview = start(make_interview(interviewer, decode_question), candidate)
+    seed = interview.questions.get(position=1).variant_seed
+    _log_in(page, live_server.url, candidate)
+    page.goto(f"{live_server.url}/interviews/{interview.id}/room/?q=1")
+    _answer(page, "floor", _reference(decode_question, "floor", seed), "correct")
+    interview_services.interview_end(interview=interview, ended_by=interviewer)
+
+    page.goto(f"{live_server.url}/questions/")
+    row = page.locator("tr", has_text="Decode floor (test question)")
+    assert row.locator("td.status").inner_text().strip() == "new"
+    page.goto(f"{live_server.url}/me/")
+    assert _mastery(page, "Roofline and hardware") == 0.0
