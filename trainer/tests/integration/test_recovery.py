@@ -248,12 +248,51 @@ def test_concurrent_posts_cannot_pass_the_limit_on_unfinished_runs(prepared_data
         barrier = threading.Barrier(20)
         accepted = []
 
+        def post(number):
+            try:
+                barrier.wait()
+                # Twenty different answers: the same one twice would be one submission.
+                answer = source + f"# post {number}\\n"
+                result = services.attempt_submit(user=user, version=version, part_id="keep", seed=1, answer=answer)
+                if result.attempt is not None:
+                    accepted.append(result.attempt.id)
+            finally:
+                connection.close()
+
+        threads = [threading.Thread(target=post, args=(number,)) for number in range(20)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        print(len(accepted))
+    """)
+    assert int(out) == 2
+
+
+def test_concurrent_copies_of_one_answer_record_one_attempt(prepared_database, no_session_worker, pg):
+    """A double-click, or a client retrying a POST, on PostgreSQL with real concurrency:
+    twenty identical posts at once make one attempt, and every post gets that one."""
+    env = dict(prepared_database)
+    _load_bank_question(env, TOP_P)
+    out = _django(env, """
+        import threading
+        from django.contrib.auth import get_user_model
+        from django.db import connection
+        from grading import services
+        from grading.models import Attempt
+        from questions.models import Question
+        User = get_user_model()
+        user, _ = User.objects.get_or_create(username="double-clicker")
+        version = Question.objects.get(slug__startswith="top-p").current_version
+        source = "def top_p_keep(logits, p, temperature):\\n    return logits > 0\\n"
+        barrier = threading.Barrier(20)
+        returned = []
+
         def post():
             try:
                 barrier.wait()
                 result = services.attempt_submit(user=user, version=version, part_id="keep", seed=1, answer=source)
-                if result.attempt is not None:
-                    accepted.append(result.attempt.id)
+                returned.append(result.attempt.id if result.attempt else None)
             finally:
                 connection.close()
 
@@ -262,6 +301,6 @@ def test_concurrent_posts_cannot_pass_the_limit_on_unfinished_runs(prepared_data
             thread.start()
         for thread in threads:
             thread.join()
-        print(len(accepted))
+        print(len(set(returned)), Attempt.objects.filter(user=user).count())
     """)
-    assert int(out) == 2
+    assert out.split() == ["1", "1"]
