@@ -100,6 +100,11 @@ _UNIT_TABLE: list[tuple[tuple[str, ...], object, str]] = [
     (("Mbit",), _unit("megabit"), "megabits"),
     (("Gbit",), _unit("gigabit"), "gigabits"),
     (("Tbit",), _unit("terabit"), "terabits"),
+    (("Kibit",), _unit("kibibit"), "kibibits (2^10 bits)"),
+    (("Mibit",), _unit("mebibit"), "mebibits (2^20 bits)"),
+    (("Gibit",), _unit("gibibit"), "gibibits (2^30 bits)"),
+    (("Tibit",), _unit("tebibit"), "tebibits (2^40 bits)"),
+    (("Pibit",), _unit("pebibit"), "pebibits (2^50 bits)"),
     (("FLOP",), _unit("FLOP"), "floating-point operations"),
     (("kFLOP",), _unit("kiloFLOP"), "thousand FLOP"),
     (("MFLOP",), _unit("megaFLOP"), "million FLOP"),
@@ -156,6 +161,12 @@ AMBIGUOUS_UNIT_NAMES: dict[str, str] = {
         for prefix, word in (("k", "kilo"), ("M", "mega"), ("G", "giga"), ("T", "tera"),
                              ("P", "peta"))
         for spelled in {f"{prefix}b", f"{prefix.upper()}b", f"{prefix.lower()}b"}
+    },
+    **{
+        spelled: f"did you mean {prefix}bit ({word}bits) or {prefix}B ({word}bytes)?"
+        for prefix, word in (("Ki", "kibi"), ("Mi", "mebi"), ("Gi", "gibi"), ("Ti", "tebi"),
+                             ("Pi", "pebi"))
+        for spelled in (f"{prefix}b",)
     },
     "b": "did you mean bit or B (bytes)?",
     **{

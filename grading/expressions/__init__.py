@@ -48,7 +48,7 @@ __all__ = [
     "Call", "DimensionError", "ExpressionError", "Limits", "Name", "Negate", "Number",
     "ReadQuantity", "constant_value", "evaluate", "evaluate_quantity_text",
     "evaluate_tree", "evaluate_unit", "names_in", "normalize", "parse", "parse_trusted",
-    "read_quantity", "symbol_latex", "to_latex", "to_text", "walk",
+    "read_quantity", "regrouped_readings", "symbol_latex", "to_latex", "to_text", "walk",
 ]
 
 
@@ -126,3 +126,58 @@ def read_quantity(text: str) -> ReadQuantity:
     value = evaluate_tree(tree, lambda node: unit_value(node, trusted=False))
     has_units = any(node.name not in COUNT_WORDS for node in names)
     return ReadQuantity(value, to_text(tree), tuple(notes), has_units=has_units)
+
+
+def regrouped_readings(text: str) -> tuple[ReadQuantity, ...]:
+    """Other readings of a CANDIDATE's answer where a number juxtaposed with a unit after
+    a ``/`` divides only the number: ``128256/8 B`` reads as ``128256 / (8 B)`` (the unit
+    binds first), and the regrouping is ``(128256 / 8) B``. One regrouping per ``/`` that
+    has such a right-hand side, outermost first; none when the text does not read at all.
+    For messages only ("did you mean ...?"): grading never uses them."""
+    try:
+        read_quantity(text)
+        normalized, notes = normalize(text.strip())
+        tree = parse(normalized, CANDIDATE_LIMITS, rates=True)
+    except ExpressionError:
+        return ()
+    readings = []
+    for rewritten in _regroupings(tree):
+        try:
+            value = evaluate_tree(rewritten, lambda node: unit_value(node, trusted=False))
+        except ExpressionError:
+            continue
+        readings.append(ReadQuantity(value, to_text(rewritten), tuple(notes), has_units=True))
+    return tuple(readings)
+
+
+def _leading_number(node):
+    """``(number, rest)`` when ``node`` is a number followed by units ("8 B", "8 GB/s"),
+    else None."""
+    if isinstance(node, Binary) and node.op == "*" and node.implicit:
+        if isinstance(node.left, Number):
+            return node.left, node.right
+        split = _leading_number(node.left)
+        if split:
+            return split[0], Binary("*", split[1], node.right, implicit=True)
+    if isinstance(node, Binary) and node.op == "/":  # a rate: "8 GB/s"
+        split = _leading_number(node.left)
+        if split:
+            return split[0], Binary("/", split[1], node.right)
+    return None
+
+
+def _regroupings(node):
+    """Every tree that moves one ``/``'s juxtaposed units out of its denominator."""
+    if not isinstance(node, Binary):
+        if isinstance(node, Negate):
+            yield from (Negate(inner) for inner in _regroupings(node.operand))
+        return
+    if node.op == "/":
+        split = _leading_number(node.right)
+        if split:
+            number, units = split
+            yield Binary("*", Binary("/", node.left, number), units, implicit=True)
+    for inner in _regroupings(node.left):
+        yield Binary(node.op, inner, node.right, node.implicit)
+    for inner in _regroupings(node.right):
+        yield Binary(node.op, node.left, inner, node.implicit)

@@ -36,8 +36,9 @@ Resolver = Callable[[Name], object]
 
 KNOWN_UNITS_SUMMARY = (
     "s, ms, us, ns, min, hour; B, kB, MB, GB, TB, PB, KiB, MiB, GiB, TiB, PiB; bit, "
-    "kbit, Mbit, Gbit, Tbit; FLOP, GFLOP, TFLOP, PFLOP; token(s); W, kW, J, kWh; Hz, "
-    "MHz, GHz; USD or $; % or percent; k, M, thousand, million, billion"
+    "kbit, Mbit, Gbit, Tbit, Kibit, Mibit, Gibit, Tibit; FLOP, GFLOP, TFLOP, PFLOP; "
+    "token(s); W, kW, J, kWh; Hz, MHz, GHz; USD or $; % or percent; k, M, thousand, "
+    "million, billion; rates such as GB/s, Gbit/s or token/s"
 )
 
 

@@ -106,6 +106,36 @@ def test_dimension_mismatch_is_invalid_and_names_both(text, message):
     assert not verdict.valid and message in verdict.feedback
 
 
+@pytest.mark.parametrize(
+    ("text", "unit", "read_as", "suggestion"),
+    [("128256/8 B", "B", "128256 / (8 B)", "(128256 / 8) B"),
+     ("128256/8 kB", "kB", "128256 / (8 kB)", "(128256 / 8) kB"),
+     ("3/2 ms", "ms", "3 / (2 ms)", "(3 / 2) ms"),
+     ("2 * 1000/8 GB/s", "GB/s", "2 * 1000 / (8 GB / s)", "(2 * 1000 / 8) (GB / s)")],
+)
+def test_unit_binding_to_a_divisor_says_how_it_was_read_and_suggests_brackets(
+        text, unit, read_as, suggestion):
+    part = {"id": "n", "kind": "numeric", "answer": f"16032 * {unit.split('/')[0]}"
+            + (" / s" if "/" in unit else ""), "unit": unit}
+    verdict = grade(text, part)
+    assert not verdict.valid
+    assert f"read as {read_as}; did you mean {suggestion}?" in verdict.feedback
+    assert grade(suggestion, part).valid
+
+
+def test_no_bracket_suggestion_when_regrouping_does_not_fix_the_dimension():
+    verdict = grade("140 GB / 2 s")  # a bandwidth for a time: brackets do not help
+    assert not verdict.valid and "did you mean" not in verdict.feedback
+
+
+def test_bits_with_binary_prefixes_are_graded_like_bytes():
+    part = {"id": "n", "kind": "numeric", "answer": "2.5 * GiB", "unit": "GiB"}
+    assert grade("20 Gibit", part).correct
+    assert grade("2.5 GiB", part).correct
+    rate = {"id": "r", "kind": "numeric", "answer": "1 * GiB / s", "unit": "GB/s"}
+    assert grade("8 Gibit/s", rate).correct
+
+
 def test_billions_typed_as_bytes_get_a_hint():
     part = {"id": "n", "kind": "numeric", "answer": "70e9"}
     verdict = grade("70B", part)

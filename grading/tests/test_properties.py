@@ -101,8 +101,11 @@ def test_perturbed_formulas_are_rejected(p1, p2, q, data, perturbation):
 # Factors to seconds / bytes written out here, independently of the engine's registry.
 TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9, "min": 60.0, "hour": 3600.0}
 SIZE_UNITS = {"B": 1.0, "kB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "KiB": 1024.0,
-              "MiB": 2.0**20, "GiB": 2.0**30, "bit": 0.125, "Gbit": 1e9 / 8}
-RATE_UNITS = {"B/s": 1.0, "GB/s": 1e9, "TB/s": 1e12, "Gbit/s": 1e9 / 8, "MB/ms": 1e9}
+              "MiB": 2.0**20, "GiB": 2.0**30, "bit": 0.125, "Gbit": 1e9 / 8,
+              "Kibit": 2.0**10 / 8, "Mibit": 2.0**20 / 8, "Gibit": 2.0**30 / 8,
+              "Tibit": 2.0**40 / 8}
+RATE_UNITS = {"B/s": 1.0, "GB/s": 1e9, "TB/s": 1e12, "Gbit/s": 1e9 / 8, "MB/ms": 1e9,
+              "bit/s": 0.125, "Gibit/s": 2.0**30 / 8, "GiB/s": 2.0**30}
 FAMILIES = [TIME_UNITS, SIZE_UNITS, RATE_UNITS]
 
 magnitudes = st.floats(min_value=1e-3, max_value=1e6, allow_nan=False, allow_infinity=False)
@@ -136,6 +139,20 @@ def test_numeric_answers_off_by_more_than_rtol_are_rejected(value, units, factor
     typed = value * factor * family[part_unit] / family[typed_unit]
     verdict = grading.grade(part, f"{typed!r} {typed_unit}", {})
     assert verdict.valid and verdict.correct is False
+
+
+@SETTINGS
+@given(numerator=st.integers(1, 10**6), divisor=st.integers(2, 64),
+       unit=st.sampled_from(["B", "GB", "GiB", "ms", "Gibit", "J"]))
+def test_a_unit_bound_to_a_divisor_is_explained_and_the_brackets_accepted(numerator, divisor,
+                                                                          unit):
+    part = {"id": "n", "kind": "numeric", "answer": f"{numerator} / {divisor} * {unit}",
+            "unit": unit}
+    verdict = grading.grade(part, f"{numerator}/{divisor} {unit}", {})
+    assert not verdict.valid
+    assert (f"read as {numerator} / ({divisor} {unit}); did you mean ({numerator} / "
+            f"{divisor}) {unit}?") in verdict.feedback
+    assert grading.grade(part, f"({numerator}/{divisor}) {unit}", {}).correct
 
 
 @pytest.mark.parametrize("text", ["0.5 * (x + y)", "x / 2 + y / 2", "(y + x) / 2",

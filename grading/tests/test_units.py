@@ -3,7 +3,7 @@
 import pint
 import pytest
 
-from grading.expressions import ExpressionError
+from grading.expressions import ExpressionError, read_quantity
 from grading.quantities import parse_quantity, parse_unit, preferred_display
 from grading.units import UNIT_NAMES, describe_dimension, format_number, ureg
 
@@ -22,6 +22,12 @@ from grading.units import UNIT_NAMES, describe_dimension, format_number, ureg
         ("1.5 us", "s", 1.5e-6),
         ("98.32 USD/hour", "USD/s", 98.32 / 3600),
         ("400 Gbit/s", "B/s", 400e9 / 8),
+        ("20 Gibit", "B", 20 * 2**30 / 8),
+        ("1 Kibit", "B", 1024 / 8),
+        ("3 Mibit", "B", 3 * 2**20 / 8),
+        ("2 Tibit", "B", 2 * 2**40 / 8),
+        ("8 Gibit/s", "B/s", 2**30),
+        ("800 bit/s", "B/s", 100),
         ("1980 MHz", "Hz", 1.98e9),
     ],
 )
@@ -102,3 +108,16 @@ def test_compound_units_are_shown_in_a_readable_unit():
 def test_whitelist_has_no_ambiguous_spellings():
     for ambiguous in ("Gb", "Mb", "Tb", "TFLOPS", "TFLOPs", "GFLOPs"):
         assert ambiguous not in UNIT_NAMES
+
+
+def test_bits_with_binary_prefixes_read_like_bytes_with_them():
+    for prefix in ("Ki", "Mi", "Gi", "Ti"):
+        assert parse_quantity(f"8 {prefix}bit").m_as("B") == parse_quantity(f"1 {prefix}B").m_as("B")
+    assert parse_quantity("1 Gibit").m_as("Gbit") == pytest.approx(1.073741824)
+
+
+@pytest.mark.parametrize(("text", "question"), [("3 Gib", "Gibit (gibibits) or GiB"),
+                                                ("1 Kib/s", "Kibit (kibibits) or KiB")])
+def test_binary_prefixed_b_is_asked_about(text, question):
+    with pytest.raises(ExpressionError, match=question.replace("(", r"\(").replace(")", r"\)")):
+        read_quantity(text)

@@ -20,7 +20,13 @@ from dataclasses import dataclass
 
 import pint
 
-from grading.expressions import ExpressionError, evaluate, parse_trusted, read_quantity
+from grading.expressions import (
+    ExpressionError,
+    evaluate,
+    parse_trusted,
+    read_quantity,
+    regrouped_readings,
+)
 from grading.kinds.base import (
     AnswerKind,
     MistakeSpec,
@@ -252,8 +258,8 @@ class NumericKind(AnswerKind):
             wanted = describe_dimension(unit.dimensionality)
             if unit.text:
                 wanted += f" ({unit.text})"
-            hint = ""
-            if re.search(r"(^|[\s\d])B\b", read.text) and not unit.text:
+            hint = _regrouping_hint(text, read.text, unit)
+            if not hint and re.search(r"(^|[\s\d])B\b", read.text) and not unit.text:
                 hint = " B means bytes; for billions write 70e9 or 70 billion."
             return Verdict.invalid(f"that is {given}; this part asks for {wanted}.{hint}",
                                    interpreted=read.text)
@@ -356,6 +362,16 @@ def _tokens_as_counts(value, unit):
     if isinstance(adjusted, pint.Quantity) and adjusted.dimensionless:
         adjusted = float(adjusted.to("dimensionless").magnitude)
     return adjusted, "tokens read as a count"
+
+
+def _regrouping_hint(text: str, read_as: str, unit: DisplayUnit) -> str:
+    """When the answer has the wrong dimension only because a unit after ``/`` bound to
+    its number first (``128256/8 B`` is ``128256 / (8 B)``), say how it was read and
+    suggest the brackets that give the part's dimension; else ""."""
+    for reading in regrouped_readings(text):
+        if dimensionality_of(reading.value) == unit.dimensionality:
+            return f" It was read as {read_as}; did you mean {reading.text}?"
+    return ""
 
 
 def _same_reading(typed: str, shown: str) -> bool:
