@@ -1,12 +1,14 @@
 """Grade one answer from the command line, exactly as the site would.
 
-    manage.py grade SLUG --part PART --answer "TEXT" [--seed N] [--json]
+    manage.py grade SLUG --part PART --answer "TEXT" [--seed N] [--choice NAME=VALUE ...] [--json]
     manage.py grade SLUG --part PART --file solution.py [--judge-seed N] [--json]
     manage.py grade --spec part.yaml --answer "TEXT" [--json]
 
 A bank question is read from its file (no database needed), its variant drawn from the
-seed; a spec file is one part written with the question format's keys, graded with an
-empty context plus the catalogue, so an author can try a part before writing the question.
+seed, with any `--choice NAME=VALUE` overriding that parameter's drawn choice (as a
+preview picking a variant does: `--choice model=llama31_8b --choice batch=16`); a spec
+file is one part written with the question format's keys, graded with an empty context
+plus the catalogue, so an author can try a part before writing the question.
 `--file` reads the answer from a file: for a code part, the candidate's Python, run in
 the sandbox exactly as the worker would (hidden tests from a fresh secret seed, or from
 `--judge-seed` to replay one). The JSON carries the verdict's fields plus `verdict`: the
@@ -48,16 +50,21 @@ class Command(BaseCommand):
         answer.add_argument("--answer", help="the candidate's answer text")
         answer.add_argument("--file", type=Path, help="a file holding the answer (a code part's solution.py)")
         parser.add_argument("--seed", type=int, default=0, help="the variant seed (default 0)")
+        parser.add_argument("--choice", action="append", default=[], metavar="NAME=VALUE",
+                            help="bank questions: use this choice for one parameter (repeatable); "
+                                 "the others come from --seed")
         parser.add_argument("--judge-seed", type=int, default=None,
                             help="code parts: the hidden tests' seed (default: a fresh secret one)")
         parser.add_argument("--json", dest="as_json", action="store_true", help="print the verdict as JSON")
 
     def handle(self, *args, slug=None, part=None, spec=None, answer=None, file=None, seed, judge_seed=None,
-               as_json: bool, **options):
+               as_json: bool, choice=(), **options):
         if file is not None:
             answer = _read_answer(file)
         if bool(slug) == bool(spec):
             raise CommandError("give either a question SLUG (with --part) or --spec FILE")
+        if spec and choice:
+            raise CommandError("--choice picks a bank question's variant; a spec file has no parameters")
         if spec:
             part_raw, context = self._spec_part(spec)
         else:
@@ -69,7 +76,7 @@ class Command(BaseCommand):
             except KeyError:
                 ids = ", ".join(p.id for p in question.parts)
                 raise CommandError(f"{slug} has no part {part!r} (parts: {ids})") from None
-            context = draw_variant(question, seed).context
+            context = draw_variant(question, seed, choices=parse_choices(question, choice)).context
         if judge_seed is not None:
             context = {**context, "judge_seed": judge_seed}
         try:
@@ -97,6 +104,28 @@ class Command(BaseCommand):
             return
         for key in ("verdict", "valid", "correct", "score", "interpreted", "feedback", "mistake", "expected"):
             self.stdout.write(f"{key:>12}: {verdict.get(key)}")
+
+
+def parse_choices(question: Question, pairs) -> dict:
+    """`NAME=VALUE` texts as a variant's choices: each NAME a parameter of the question and
+    each VALUE one of its choices, matched by its text (`llama31_8b`, `16`, `0.5 ms`)."""
+    params = {param.name: param for param in question.params}
+    choices = {}
+    for pair in pairs:
+        name, equals, value = pair.partition("=")
+        name, value = name.strip(), value.strip()
+        if not equals or not name:
+            raise CommandError(f"--choice {pair!r}: write NAME=VALUE, such as model=llama31_8b")
+        if name not in params:
+            raise CommandError(f"--choice {pair!r}: {question.slug} has no parameter {name!r} "
+                               f"(parameters: {', '.join(params) or 'none'})")
+        matching = [option for option in params[name].choices if str(option) == value]
+        if not matching:
+            options = ", ".join(str(option) for option in params[name].choices)
+            raise CommandError(f"--choice {pair!r}: {value!r} is not a choice of {name} "
+                               f"(choices: {options})")
+        choices[name] = matching[0]
+    return choices
 
 
 def _read_answer(path: Path) -> str:

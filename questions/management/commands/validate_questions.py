@@ -12,7 +12,8 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("files", nargs="*", help="question files (default: every bank file)")
-        parser.add_argument("--slug", help="only the question with this slug")
+        parser.add_argument("--question", "--slug", dest="slug", metavar="SLUG",
+                            help="only the question with this slug (one file, checked alone: quick)")
         parser.add_argument(
             "--database",
             action="store_true",
@@ -34,7 +35,7 @@ class Command(BaseCommand):
         else:
             paths = [Path(name) for name in options["files"]] or bank_files()
             if slug:
-                paths = [path for path in paths if path.name.endswith(f"-{slug}.yaml")]
+                paths = [path for path in paths if _slug_of(path) == slug]
             reports = validate_paths(paths)
         if not reports:
             raise CommandError(f"no question {slug!r} found" if slug else "no questions found")
@@ -47,3 +48,9 @@ class Command(BaseCommand):
         self.stdout.write(f"{len(reports) - failed} of {len(reports)} OK")
         if failed:
             raise CommandError(f"{failed} question(s) have problems")
+
+
+def _slug_of(path: Path) -> str:
+    """The slug a bank file's name gives (`<seed:03d>-<slug>.yaml`): exact, so one slug
+    never also picks a longer one that ends with it."""
+    return path.stem.split("-", 1)[1] if "-" in path.stem else path.stem
