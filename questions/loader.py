@@ -163,3 +163,25 @@ def bank_files(bank_dir: Path | None = None) -> list[Path]:
     if not bank_dir.is_dir():
         return []
     return sorted(path for path in bank_dir.rglob("*.yaml") if path.is_file())
+
+
+GENERATOR_SUFFIX = ".lab.py"
+
+
+class GeneratorNotFound(LookupError):
+    """A question's `generator:` names no lab generator file inside the bank."""
+
+
+def generator_path(relative: str, bank_dir: Path | None = None) -> Path:
+    """The lab generator file `relative` (`<topic>/<seed:03d>-<slug>.lab.py`) under the
+    bank, found the way code parts find their judges. Raises GeneratorNotFound for a
+    path outside the bank, another suffix, or no such file."""
+    root = (Path(bank_dir) if bank_dir else BANK_DIR).resolve()
+    if not isinstance(relative, str) or not relative.endswith(GENERATOR_SUFFIX) or relative.startswith("/"):
+        raise GeneratorNotFound(f"must be a path like <topic>/<file>{GENERATOR_SUFFIX}, relative to the bank")
+    path = (root / relative).resolve()
+    if root not in path.parents:
+        raise GeneratorNotFound("must stay inside the question bank")
+    if not path.is_file():
+        raise GeneratorNotFound(f"no generator file {relative} in the bank")
+    return path

@@ -29,6 +29,7 @@ from mdit_py_plugins.dollarmath import dollarmath_plugin
 from grading import registry, templating, variants
 from grading.expressions import ExpressionError, evaluate
 from questions.catalogue import load_catalogue
+from questions.labs import LAB_NAME, Lab, RenderedArtifact, cached_lab
 from questions.schema import Question
 
 # ---------------------------------------------------------------- Markdown and math
@@ -203,6 +204,7 @@ class Variant:
     seed: int | None
     choices: dict
     context: object
+    lab: Lab | None = None  # a lab question's generated data; its values are `lab.*` in the context
 
 
 def draw_variant(question: Question, seed: int, *, choices: dict | None = None, catalogue=None) -> Variant:
@@ -212,7 +214,11 @@ def draw_variant(question: Question, seed: int, *, choices: dict | None = None, 
     drawn = dict(variants.draw_choices(question.params_spec, seed))
     drawn.update(choices or {})
     context = variants.build_context(question.params_spec, question.derived, drawn, catalogue)
-    return Variant(seed, drawn, context)
+    lab = None
+    if question.generator:
+        lab = cached_lab(question.generator, seed or 0, drawn, context, question.raw)
+        context[LAB_NAME] = lab.values
+    return Variant(seed, drawn, context, lab)
 
 
 def reference_values(question: Question, context) -> dict:
@@ -275,6 +281,11 @@ class RenderedQuestion:
     solution_html: str
     followups_html: tuple[str, ...]
     math_errors: tuple[str, ...] = field(default=())
+    artifacts: tuple[RenderedArtifact, ...] = ()  # a lab's data, shown under the statement
+
+    def artifact(self, file_name: str) -> RenderedArtifact | None:
+        """The artifact a download link names (`cold-trace.json`), or None."""
+        return next((artifact for artifact in self.artifacts if artifact.filename == file_name), None)
 
 
 def render_question(question: Question, seed: int, *, choices: dict | None = None, catalogue=None) -> RenderedQuestion:
@@ -329,4 +340,5 @@ def render_question(question: Question, seed: int, *, choices: dict | None = Non
         solution_html=markdown(question.solution, with_answers),
         followups_html=tuple(markdown(followup, inline=True) for followup in question.followups),
         math_errors=tuple(errors),
+        artifacts=variant.lab.rendered if variant.lab else (),
     )

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from grading import registry
-from questions.loader import LineMap, Problem
+from questions.loader import GENERATOR_SUFFIX, LineMap, Problem
 
 SEED_COUNT = 135  # questions in shared/seed/questions.md; `seed` is a number in 1..SEED_COUNT
 SLUG_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -153,6 +153,7 @@ class Question:
     notes: str = ""
     checks: tuple[Check, ...] = ()
     interview_only: bool = False
+    generator: str = ""  # a lab's generator file, relative to the bank (FORMAT.md, "Labs")
     raw: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -200,6 +201,7 @@ class Question:
             notes=data.get("notes") or "",
             checks=checks,
             interview_only=bool(data.get("interview_only", False)),
+            generator=data.get("generator") or "",
             raw=data,
         )
 
@@ -209,6 +211,7 @@ class Question:
 REQUIRED_KEYS = ("slug", "seed", "title", "topic", "difficulty", "summary", "statement", "parts", "solution")
 OPTIONAL_KEYS = (
     "tags", "params", "derived", "hints", "hint_cost", "followups", "notes", "checks", "interview_only",
+    "generator",
 )
 PART_COMMON_KEYS = ("id", "kind", "prompt", "points")
 CHECK_KEYS = ("expr", "equals", "rtol", "when")
@@ -289,6 +292,20 @@ def _check_top_level_values(data: dict, report: _Reporter) -> None:
     if "interview_only" in data and not isinstance(data["interview_only"], bool):
         # A typo such as `interview_only: yes please` must not quietly publish the answers.
         report.add(("interview_only",), "'interview_only' must be true or false")
+    _check_generator(data, report)
+
+
+def _check_generator(data: dict, report: _Reporter) -> None:
+    """A lab's `generator:` names a `.lab.py` file; its values live under `lab`, which
+    no param or derived name may take."""
+    if "generator" not in data:
+        return
+    generator = data["generator"]
+    if not (isinstance(generator, str) and generator.endswith(GENERATOR_SUFFIX)):
+        report.add(("generator",), f"'generator' must be a path like <topic>/<file>{GENERATOR_SUFFIX}")
+    for section in ("params", "derived"):
+        if isinstance(data.get(section), dict) and "lab" in data[section]:
+            report.add((section, "lab"), "the name 'lab' holds the generator's values; pick another")
 
 
 def _check_params(params: object, report: _Reporter) -> set[str]:

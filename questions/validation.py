@@ -30,6 +30,7 @@ from pathlib import Path
 from grading import expressions, quantities, registry
 from questions import rendering
 from questions.catalogue import load_catalogue
+from questions.labs.checks import generator_problems
 from questions.loader import BANK_DIR, LineMap, LoadedFile, Problem, bank_files, load_file, load_text
 from questions.schema import Question, check_structure
 
@@ -290,7 +291,7 @@ class _Engine:
             report.add(("params",), f"the catalogue does not load: {_error_text(error)}")
             return report.problems
         specs = self._load_specs(question, report)
-        graded = 0
+        graded, drawn = 0, []
         for choices in variant_choices(question):
             try:
                 variant = self.rendering.draw_variant(question, 0, choices=choices, catalogue=self.catalogue)
@@ -298,6 +299,7 @@ class _Engine:
                 path = _error_path(error, ("derived",))
                 report.add(path, f"cannot build the variant's values: {_error_text(error)}", choices, same_as="context")
                 continue
+            drawn.append(variant)
             answers = self._check_answers_evaluate(question, variant, report)
             self._check_templates(question, variant, answers, report)
             if graded < MAX_GRADED_VARIANTS and answers is not None:
@@ -306,6 +308,8 @@ class _Engine:
                 if graded == 1:
                     self._check_kind_specific(question, specs, variant, report)
         self._check_seed_draws(question, report)
+        for path, message in generator_problems(question, drawn):  # a lab's data: the same bytes twice
+            report.add(path, message)
         self._check_checks(question, report)
         return report.problems
 
