@@ -83,6 +83,7 @@ def preview(request, slug):
             "hints_shown": rendered.hints_html if rendered else (),
             "render_error": render_error,
             "unknown_choices": unknown_choices,
+            "preview_variant": True,  # a lab's download links would serve practice's variant, not this one
         },
     )
 

@@ -129,6 +129,12 @@ def rendered_question(version, seed: int):
     return rendered
 
 
+def question_artifact(version, seed: int, file_name: str):
+    """One artifact of a lab question's variant (questions.labs.RenderedArtifact), or
+    None: read from the rendered question, so it is generated once per version and seed."""
+    return rendered_question(version, seed).artifact(file_name)
+
+
 # How many earlier answers each part lists (newest first), over every variant.
 HISTORY_PER_PART = 10
 _HISTORY_FETCHED = 200

@@ -13,6 +13,7 @@ urlpatterns = [
     path("questions/", practice.question_list, name="question-list"),
     path("questions/<slug:slug>/", practice.question_detail, name="question-detail"),
     path("questions/<slug:slug>/variant/", practice.new_variant, name="new-variant"),
+    path("questions/<slug:slug>/artifacts/<str:file_name>", practice.download_artifact, name="question-artifact"),
     path("questions/<slug:slug>/hint/", practice.take_hint, name="take-hint"),
     path("questions/<slug:slug>/give-up/", practice.give_up, name="give-up"),
     path("questions/<slug:slug>/parts/<slug:part_id>/interpret/", practice.interpret_answer, name="interpret-answer"),

@@ -26,6 +26,8 @@ urlpatterns = [
     path("<int:interview_id>/room/", room.interview_room, name="interview-room"),
     path("<int:interview_id>/room/status/", room.room_status, name="interview-room-status"),
     path("<int:interview_id>/room/start/", room.interview_start, name="interview-start"),
+    path("<int:interview_id>/room/q<int:position>/artifacts/<str:file_name>", room.artifact_download,
+         name="interview-artifact"),
     path("<int:interview_id>/room/q<int:position>/hint/", room.hint_take, name="interview-hint"),
     path(f"{ROOM_PART}/interpret/", room.answer_interpret, name="interview-interpret"),
     path(f"{ROOM_PART}/answer/", room.answer_submit, name="interview-answer"),

@@ -27,6 +27,7 @@ from questions.models import Topic
 from questions.schema import Question
 from trainer import selectors, services
 from trainer.forms import posted_answer
+from trainer.views.artifacts import artifact_response
 
 TEMPLATE = "trainer/question_detail.html"
 MAX_SEED = 2**31 - 1
@@ -145,6 +146,20 @@ def question_detail(request, slug):
         gave_up=_gave_up(request, slug),
     )
     return render(request, TEMPLATE, context)
+
+
+@login_required
+@permission_required("grading.submit_attempt", raise_exception=True)
+@_locked_page
+def download_artifact(request, slug, file_name):
+    """One of a lab question's artifacts, for the variant this candidate practises, under
+    the question page's rule (404 where practice does not offer it, the locked page
+    while a live interview asks it)."""
+    version = _version_or_404(request, slug)
+    artifact = selectors.question_artifact(version, _variant_seed(request, slug), file_name)
+    if artifact is None:
+        raise Http404("no such artifact")
+    return artifact_response(artifact)
 
 
 @login_required

@@ -48,7 +48,7 @@ def _us(rng, low: float, high: float) -> int:
 
 
 def _ms(microseconds: float) -> str:
-    return f"{microseconds / 1000:.3f} ms"
+    return f"{microseconds / 1000:.6f} ms"
 
 
 def _cold(rng, prompt_tokens: int):

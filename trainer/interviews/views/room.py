@@ -17,10 +17,12 @@ from django_htmx.http import HttpResponseStopPolling
 
 from grading import services as grading_services
 from grading.models import Attempt
+from trainer import selectors as practice_selectors
 from trainer.forms import posted_answer
 from trainer.interviews import selectors, services
 from trainer.interviews.forms import JoinForm
 from trainer.interviews.models import Interview, InterviewQuestion
+from trainer.views.artifacts import artifact_response
 
 ROOM = "interviews/room.html"
 # Guests have no password: the session is their only key to the interview.
@@ -102,6 +104,20 @@ def interview_room(request, interview_id):
     question = _question_or_404(interview, position)
     services.question_open(interview=interview, user=request.user, question=question)
     return render(request, ROOM, selectors.room(interview, question))
+
+
+@login_required
+def artifact_download(request, interview_id, position, file_name):
+    """One of a lab question's artifacts, under the room's rule: only the candidate,
+    once the interview has started, and after it closes only if solutions were shared."""
+    interview = _candidate_interview_or_404(request, interview_id)
+    if interview.status == Interview.Status.INVITED or (interview.is_closed and not interview.solutions_allowed):
+        raise Http404("no such artifact")
+    question = _question_or_404(interview, position)
+    artifact = practice_selectors.question_artifact(question.question_version, question.variant_seed, file_name)
+    if artifact is None:
+        raise Http404("no such artifact")
+    return artifact_response(artifact)
 
 
 @login_required
