@@ -64,8 +64,8 @@ def _cell(value) -> str:
 
 
 def table_html(table: TableArtifact) -> str:
-    """The table in a box that scrolls when long; headers carry `data-sort` for the
-    optional sorting script (static/trainer/labs.js), which works without inline code."""
+    """The table in a box that scrolls when long (its header stays in view). Headers
+    carry `data-sort` (the column index) for a sorting script, which is not written yet."""
     head = "".join(f'<th scope="col" data-sort="{index}">{escape(column)}</th>'
                    for index, column in enumerate(table.columns))
     body = "".join("<tr>" + "".join(_cell(value) for value in row) + "</tr>" for row in table.rows)
