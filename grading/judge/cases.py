@@ -172,11 +172,14 @@ class MalformedOutput(ValueError):
 
 @dataclass(frozen=True)
 class RawOutcome:
-    """What the harness reported for one case: a value, an error, or nothing."""
+    """What the harness reported for one case: a value, an error, or nothing. With an
+    error from a method call of a script, ``partial`` is the list of the return values
+    of the calls before it (None otherwise)."""
 
     present: bool
     value: Any = None
     error: Mapping | None = None
+    partial: list | None = None
 
 
 def decode_output(cid: str, files: Mapping[str, bytes]) -> RawOutcome:
@@ -193,7 +196,7 @@ def decode_output(cid: str, files: Mapping[str, bytes]) -> RawOutcome:
     except (UnicodeDecodeError, ValueError, RecursionError) as error:
         raise MalformedOutput(f"the result file is not JSON ({type(error).__name__})",
                               "the result file is not JSON") from None
-    if not isinstance(document, dict) or len(document) != 1 or not ({"value", "error"} & set(document)):
+    if not isinstance(document, dict) or set(document) not in ({"value"}, {"error"}, {"error", "partial"}):
         raise MalformedOutput("the result file is not what the harness writes",
                               "the result file is not what the harness writes")
     if "error" in document:
@@ -201,7 +204,11 @@ def decode_output(cid: str, files: Mapping[str, bytes]) -> RawOutcome:
         if not isinstance(error, dict) or not all(isinstance(error.get(key), str) for key in ("type", "message")):
             raise MalformedOutput("the error record is not what the harness writes",
                                   "the error record is not what the harness writes")
-        return RawOutcome(present=True, error=error)
+        partial = _restore(document["partial"], cid, files, 0, set()) if "partial" in document else None
+        if partial is not None and not isinstance(partial, list):
+            raise MalformedOutput("the results before the error are not a list",
+                                  "the result file is not what the harness writes")
+        return RawOutcome(present=True, error=error, partial=partial)
     return RawOutcome(present=True, value=_restore(document["value"], cid, files, 0, set()))
 
 

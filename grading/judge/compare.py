@@ -180,13 +180,15 @@ def _kind(value: Any) -> str:
     return f"a {type(value).__name__}"
 
 
-def compare_call_results(calls, got: Any, expected: list, number_rtol: float = 1e-9) -> str | None:
+def compare_call_results(calls, got: Any, expected: list, number_rtol: float = 1e-9,
+                         prefix: bool = False) -> str | None:
     """For a class entrypoint's script: ``got`` must be the list of return values of
     ``calls`` (``Call`` objects) in order. Numbers compare as numbers (an int 30 and a
     float 30.0 are the same), within ``number_rtol`` (relative, at least 1e-12 absolute);
     everything else with ``compare_values``. The message names the call by its index
-    and method, never by its arguments (the script may be hidden)."""
-    if not isinstance(got, list) or len(got) != len(expected):
+    and method, never by its arguments (the script may be hidden). With ``prefix``,
+    ``got`` may hold only the first calls' values (the next call raised)."""
+    if not isinstance(got, list) or len(got) > len(expected) or (len(got) != len(expected) and not prefix):
         count = len(got) if isinstance(got, list) else "no"
         return f"the script recorded {count} results, expected {len(expected)}"
     for index, (call, got_item, expected_item) in enumerate(zip(calls, got, expected)):
@@ -197,10 +199,12 @@ def compare_call_results(calls, got: Any, expected: list, number_rtol: float = 1
     return None
 
 
-def describe_call_mismatch(calls, got: Any, expected: list, number_rtol: float = 1e-9) -> str:
+def describe_call_mismatch(calls, got: Any, expected: list, number_rtol: float = 1e-9,
+                           prefix: bool = False) -> str:
     """``describe_mismatch`` for a class entrypoint's script: which call went wrong (its
-    index and method, as ``compare_call_results`` names it), never what it returned."""
-    if not isinstance(got, list) or len(got) != len(expected):
+    index and method, as ``compare_call_results`` names it), never what it returned.
+    ``prefix`` as for ``compare_call_results``."""
+    if not isinstance(got, list) or len(got) > len(expected) or (len(got) != len(expected) and not prefix):
         return "the script recorded the wrong number of results"
     for index, (call, got_item, expected_item) in enumerate(zip(calls, got, expected)):
         if _call_result_problem("", got_item, expected_item, number_rtol):

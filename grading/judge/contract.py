@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from grading.judge.cases import Case
-from grading.judge.compare import Tolerance, compare_values
+from grading.judge.compare import Tolerance, compare_call_results, compare_values
 
 BANK_ROOT = Path(__file__).resolve().parents[2] / "questions" / "bank"
 JUDGE_SUFFIX = ".judge.py"
@@ -37,6 +37,13 @@ class Judge:
     - ``check(case, got, expected)``: None when ``got`` (the candidate's output, already
       read back as plain data) is right, else one line saying what is wrong. For a
       hidden case that line must not reveal the inputs.
+    - ``check_partial(case, got, expected)``: for a class entrypoint's script whose call
+      number ``len(got) + 1`` raised, ``got`` holds the return values of the calls before
+      it. None when none of them is wrong yet (the exception is then the first thing
+      that went wrong), else the line for the first wrong one, as ``check`` words it.
+      The default compares them one by one with the expected values of those calls,
+      which is right whenever ``check`` compares call by call; a judge whose ``check``
+      allows other answers (a stream that may hold text back) overrides it.
     """
 
     tolerance: Tolerance | None = None
@@ -52,6 +59,9 @@ class Judge:
 
     def check(self, case: Case, got: Any, expected: Any) -> str | None:
         return compare_values(got, expected, self.tolerance)
+
+    def check_partial(self, case: Case, got: list, expected: Any) -> str | None:
+        return compare_call_results(case.calls or (), got, list(expected), prefix=True)
 
 
 class JudgeNotFound(LookupError):

@@ -5,7 +5,10 @@ input ``.npy`` files in the working directory. For every case it calls the entry
 and writes ``OUT_DIR/<case id>.json``: ``{"value": tree}`` (arrays in the tree are
 ``{"__ndarray__": "<case id>.<n>.npy"}``, saved without pickle) or ``{"error": {type,
 message, traceback, line}}`` (``line``: the innermost line of ``solution.py`` in the
-traceback, or null). An import failure is written as ``OUT_DIR/_import.json``.
+traceback, or null). When a method call of a class entrypoint's script raises, the
+record also holds ``"partial"``: the return values of the calls before it, encoded the
+same way, so the host can tell a wrong earlier call from the exception. An import
+failure is written as ``OUT_DIR/_import.json``.
 
 Nothing here is trusted by the host: the candidate's code shares this process and could
 change any of it. The host only reads these files as data (no pickle) and compares them
@@ -41,6 +44,12 @@ def main(out_dir):
         try:
             value = _run_case(entrypoint, case)
             document = {"value": _encode(value, out_dir, case["id"], [0], 0)}
+        except ScriptStopped as stopped:
+            document = {"error": _describe_error(stopped.error)}
+            try:
+                document["partial"] = _encode(stopped.results, out_dir, case["id"], [0], 0)
+            except BaseException:  # noqa: BLE001 - an unreadable earlier result: report the exception alone
+                pass
         except BaseException as error:  # noqa: BLE001 - sys.exit() in a call fails that case
             if isinstance(error, KeyboardInterrupt):
                 raise
@@ -70,11 +79,24 @@ def _run_case(entrypoint, case):
     instance = entrypoint(*args, **kwargs)
     results = []
     for call in case["calls"]:
-        method = getattr(instance, call["method"])
-        call_args = [_load(value) for value in call["args"]]
-        call_kwargs = {key: _load(value) for key, value in call["kwargs"].items()}
-        results.append(method(*call_args, **call_kwargs))
+        try:
+            method = getattr(instance, call["method"])
+            call_args = [_load(value) for value in call["args"]]
+            call_kwargs = {key: _load(value) for key, value in call["kwargs"].items()}
+            results.append(method(*call_args, **call_kwargs))
+        except BaseException as error:  # noqa: BLE001 - the calls before it still count
+            if isinstance(error, KeyboardInterrupt):
+                raise
+            raise ScriptStopped(results, error) from None
     return results
+
+
+class ScriptStopped(Exception):
+    """A method call of a script raised ``error``; ``results`` are the calls' before it."""
+
+    def __init__(self, results, error):
+        super().__init__()
+        self.results, self.error = results, error
 
 
 class UnreadableResult(TypeError):

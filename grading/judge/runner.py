@@ -165,7 +165,7 @@ def judge_case(judge: Judge, case: Case, visible: bool, cid: str, expected: Any,
         detail += f" ({crash})" if crash else " (exit code 0: did something call exit?)"
         return CaseResult(case, visible, Outcome.RUNTIME_ERROR, plain_text(detail, MAX_DETAIL_CHARS))
     if raw.error is not None:
-        return CaseResult(case, visible, Outcome.RUNTIME_ERROR, words.error(raw.error))
+        return _script_error(judge, case, visible, raw, expected, words)
     try:
         problem = judge.check(case, raw.value, expected)
     except Exception as error:  # noqa: BLE001 - odd candidate data must not crash the judge
@@ -176,6 +176,31 @@ def judge_case(judge: Judge, case: Case, visible: bool, cid: str, expected: Any,
         detail = words.wrong_answer(case, raw.value, expected, str(problem))
         return CaseResult(case, visible, Outcome.WRONG_ANSWER, detail, got)
     return CaseResult(case, visible, Outcome.ACCEPTED, got=got)
+
+
+def _script_error(judge: Judge, case: Case, visible: bool, raw, expected: Any, words: RunWords) -> CaseResult:
+    """A case whose run raised. For a class entrypoint's script that got past its
+    constructor, the calls before the one that raised are checked first: when one of
+    them is already wrong, that call is what the candidate is told about (a wrong
+    answer), not the exception it led to."""
+    error = words.error(raw.error)
+    calls = case.calls
+    done = raw.partial
+    if calls is None or done is None or len(done) >= len(calls) or not isinstance(expected, list):
+        return CaseResult(case, visible, Outcome.RUNTIME_ERROR, error)
+    try:
+        problem = judge.check_partial(case, done, expected) if done else None
+    except Exception as failure:  # noqa: BLE001 - odd candidate data must not crash the judge
+        logger.warning("judge check_partial raised on case %r: %r", case.name, failure)
+        problem = None
+    if problem:
+        if words.sealed:
+            detail = describe_call_mismatch(calls, done, expected, prefix=True)
+        else:
+            detail = plain_text(str(problem), MAX_DETAIL_CHARS)
+        return CaseResult(case, visible, Outcome.WRONG_ANSWER, f"{detail} (and call {len(done) + 1} raised)")
+    where = f"call {len(done) + 1} of {len(calls)} (.{calls[len(done)].method})"
+    return CaseResult(case, visible, Outcome.RUNTIME_ERROR, plain_text(f"{where}: {error}", MAX_DETAIL_CHARS))
 
 
 # Exception types a sealed run's words may name: Python's, the harness's own, and those
