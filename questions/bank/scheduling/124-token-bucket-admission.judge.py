@@ -8,7 +8,13 @@ sees an oversized request; ``refund`` adds partial use; ``fail_fast`` adds reque
 larger than the capacity; ``cap`` adds idle gaps and refunds that would overflow, each
 such refund followed by ``available`` at the same instant (where a bucket that refills
 only when time has passed would still show the uncapped level).
-Times are multiples of 1/4 and rates whole numbers, so the arithmetic is exact.
+
+Refills are fractional: rates are multiples of 1/4 token/s that are not multiples of
+whole tokens per step, and times are multiples of 1/8 s, so a refill is a multiple of
+1/32 token (exact in binary: every level stays exact) and rarely whole. Each script is
+redrawn until a bucket that truncates its refills to whole tokens (``int()``) answers
+differently, so that mistake fails every group on every seed; ``basic`` also holds a
+slow bucket (under 4 tokens/s) polled every 1/8 s, where such a bucket never refills.
 """
 
 from grading.judge import Call, Case, Judge
@@ -16,9 +22,13 @@ from grading.judge.compare import compare_call_results
 
 
 class ReferenceBucket:
-    def __init__(self, capacity, refill_per_second):
+    """The bucket the statement describes; ``truncate=True`` is the mistake of adding
+    only whole tokens per refill (the judge makes sure its scripts tell the two apart)."""
+
+    def __init__(self, capacity, refill_per_second, truncate=False):
         self.capacity = float(capacity)
         self.rate = float(refill_per_second)
+        self.truncate = truncate
         self.tokens = self.capacity
         self.last = 0.0
         self.reserved = {}
@@ -26,7 +36,8 @@ class ReferenceBucket:
         self.refund_overflows = 0  # refunds the cap cut short
 
     def _refill(self, now):
-        level = self.tokens + self.rate * (now - self.last)
+        refill = self.rate * (now - self.last)
+        level = self.tokens + (int(refill) if self.truncate else refill)
         self.capped |= level > self.capacity
         self.tokens = min(self.capacity, level)
         self.last = now
@@ -58,20 +69,29 @@ class ReferenceBucket:
         return self.tokens
 
 
-def replay(case):
-    bucket = ReferenceBucket(*case.args)
+def replay(case, truncate=False):
+    bucket = ReferenceBucket(*case.args, truncate=truncate)
     return [getattr(bucket, call.method)(*call.args) for call in case.calls], bucket
+
+
+STEP = 0.125  # seconds: times are multiples of 1/8
+
+
+def _rate(rng, low: float, high: float) -> float:
+    """A rate in [low, high) tokens/s, a multiple of 1/4 but not of 1 (so no refill of
+    one step, or of a few, is whole)."""
+    return (2 * int(rng.integers(2 * low, 2 * high)) + 1) / 4
 
 
 def _script(rng, group: str, steps: int):
     """A script drawn against a live reference bucket, so completions name admitted
     requests and a waiting request is retried under the same id."""
     capacity = int(rng.integers(4, 9)) * 250
-    rate = int(rng.integers(1, 5)) * 20 if group != "cap" else int(rng.integers(10, 20)) * 20
+    rate = _rate(rng, 10, 100) if group != "cap" else _rate(rng, 200, 400)
     bucket = ReferenceBucket(capacity, rate)
     now, running, waiting, calls, serial = 0.0, [], [], [], 0
     for _ in range(steps):
-        now += float(rng.integers(0, 3)) * 0.25
+        now += float(rng.integers(0, 5)) * STEP
         if group == "cap" and rng.random() < 0.15:
             now += 30.0  # a long idle gap: the refill must stop at the capacity
         action = rng.random()
@@ -115,6 +135,23 @@ def _script(rng, group: str, steps: int):
     return (capacity, rate), tuple(calls)
 
 
+def _slow_refill(rng):
+    """A drained bucket refilling at under 4 tokens/s, polled every 1/8 s (each poll
+    adds a fraction of a token), with a small request that must wait and then fit."""
+    capacity = int(rng.integers(4, 9)) * 250
+    rate = _rate(rng, 0.5, 4)
+    size = int(4 * rate)  # more than 2 s of refill, less than 6 s
+    calls = [Call("admit", ("drain", capacity, 0.0))]
+    for tick in range(1, 49):
+        now = tick * STEP
+        if tick == 16:
+            calls.append(Call("admit", ("small", size, now)))
+        calls.append(Call("admit", ("small", size, now)) if tick == 48 else Call("available", (now,)))
+    calls += [Call("complete", ("drain", capacity, 6.25)), Call("complete", ("small", size, 6.25)),
+              Call("available", (6.5,))]
+    return (capacity, rate), tuple(calls)
+
+
 class BucketJudge(Judge):
     def examples(self):
         return [
@@ -129,10 +166,19 @@ class BucketJudge(Judge):
                 Call("admit", ("huge", 1500, 0.0)),
                 Call("available", (0.0,)),
             )),
+            Case("a slow refill polled often: fractions of a token add up", "basic", (4, 0.75), calls=(
+                Call("admit", ("a", 4, 0.0)),
+                Call("available", (0.125,)),
+                Call("available", (0.25,)),
+                Call("admit", ("b", 1, 1.25)),
+                Call("admit", ("b", 1, 1.5)),
+                Call("available", (1.5,)),
+            )),
         ]
 
     def hidden_cases(self, rng):
-        cases = []
+        args, calls = _slow_refill(rng)
+        cases = [Case(f"a slow refill polled every 1/8 s: {len(calls)} calls", "basic", args, calls=calls)]
         for group, count, steps in (("basic", 2, 40), ("refund", 2, 40), ("fail_fast", 2, 30), ("cap", 2, 40)):
             made = 0
             while made < count:
@@ -148,6 +194,8 @@ class BucketJudge(Judge):
                     continue  # every script must both admit and make someone wait
                 if group == "fail_fast" and "reject" not in outcomes:
                     continue
+                if replay(case, truncate=True)[0] == results:
+                    continue  # whole-token refills must give other answers
                 cases.append(case)
                 made += 1
         return cases
