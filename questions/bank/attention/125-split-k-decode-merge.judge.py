@@ -61,6 +61,11 @@ class MergeJudge(Judge):
             Case("two equal splits", "basic",
                  (np.array([[[1.0, 0.0]], [[0.0, 1.0]]], dtype=np.float32),
                   np.array([[0.0], [0.0]], dtype=np.float32))),
+            # Unequal masses and no empty split, before the empty split: an answer that
+            # averages the partials fails here first, on the weighting, not on NaN.
+            Case("two splits of unequal mass", "basic",
+                 (np.array([[[1.0, 0.0]], [[0.0, 1.0]]], dtype=np.float32),
+                  np.array([[1.0], [0.0]], dtype=np.float32))),
             Case("an empty split", "empty_split",
                  (np.array([[[1.0, 2.0]], [[nan, nan]]], dtype=np.float32),
                   np.array([[1.5], [-np.inf]], dtype=np.float32))),
