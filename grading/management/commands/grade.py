@@ -11,9 +11,10 @@ file is one part written with the question format's keys, graded with an empty c
 plus the catalogue, so an author can try a part before writing the question.
 `--file` reads the answer from a file: for a code part, the candidate's Python, run in
 the sandbox exactly as the worker would (hidden tests from a fresh secret seed, or from
-`--judge-seed` to replay one). The JSON carries the verdict's fields plus `verdict`: the
-code verdict (accepted, wrong_answer, runtime_error, ...) for code parts, else correct,
-wrong, invalid or ungraded.
+`--judge-seed` to replay one). The JSON carries the verdict's fields plus `verdict`, in
+one vocabulary for every kind: correct, wrong, invalid or ungraded. A sandboxed kind's
+own outcome (accepted, wrong_answer, runtime_error, too_slow, speed_not_scored, ...) is
+the verdict's `mistake`.
 """
 
 import json
@@ -83,8 +84,7 @@ class Command(BaseCommand):
             verdict = grading.grade(part_raw, answer, context)
         except grading.SpecError as error:
             raise CommandError(f"the part spec is invalid: {error}") from None
-        name = grading.get_kind(part_raw.get("kind")).verdict_name(verdict)
-        self._print({**verdict.to_dict(), "verdict": name}, as_json=as_json)
+        self._print({**verdict.to_dict(), "verdict": verdict_word(verdict)}, as_json=as_json)
 
     def _spec_part(self, path: Path):
         if not path.is_file():
@@ -144,3 +144,12 @@ def _wrapper(part_raw: dict) -> dict:
         "slug": "spec", "seed": 1, "title": "spec", "topic": "roofline", "difficulty": 1,
         "summary": "", "statement": "", "solution": "", "parts": [part_raw],
     }
+
+
+def verdict_word(verdict) -> str:
+    """The verdict in the words every kind shares: invalid, correct, wrong or ungraded.
+    (Code and kernel parts used to print their own outcome names here, two vocabularies
+    for one field; those names stay in ``mistake``.)"""
+    if not verdict.valid:
+        return "invalid"
+    return {True: "correct", False: "wrong", None: "ungraded"}[verdict.correct]
