@@ -15,7 +15,8 @@ with no cases only times (that is how the reference kernel is timed, in a proces
 its own so its source never shares a process with a candidate's).
 
 Written for the host, all in the code judge's ``{"value": ...}`` format: ``<case id>.json``
-per case, ``_launches.json`` (Triton launches per case id) and, on a GPU, ``_timing.json`` (raw samples in ms per
+per case, ``_launches.json`` (Triton launches per case id), under the interpreter ``_tiles.json`` (the most
+elements any one program's tensor held) and, on a GPU, ``_timing.json`` (raw samples in ms per
 shape, the stop reason, the device as torch sees it, and ``do_bench``'s median when the
 plan asks for it). Nothing here is trusted: the candidate shares this process. The host
 reads these files as data, recomputes every statistic from the raw samples, checks the
@@ -54,6 +55,7 @@ def main(out_dir):
     import triton  # noqa: E402
 
     launches = _LaunchCounter(triton)
+    tiles = _TileMeter() if interpret else None
     device = "cpu" if interpret else "cuda"
     try:
         module = judge_harness._import_solution()
@@ -72,6 +74,29 @@ def main(out_dir):
         if plan.get("check", True):
             _run_cases(entrypoint, cases, "a", device, out_dir, launches, counts, judge_harness, torch)
     judge_harness._write(out_dir, "_launches", {"value": counts})
+    if tiles is not None:
+        judge_harness._write(out_dir, "_tiles", {"value": {"largest": tiles.largest}})
+
+
+class _TileMeter:
+    """The most elements one tensor of one program held, under the interpreter (which
+    runs the grid one program at a time, every value a ``TensorHandle``): the tile a GPU
+    would have to keep in one SM's registers. A warning for the candidate, not a
+    security boundary (the candidate shares this process)."""
+
+    def __init__(self):
+        self.largest = 0
+        from triton.runtime import interpreter
+
+        original = interpreter.TensorHandle.__post_init__
+
+        def measured(handle, _original=original):
+            size = getattr(handle.data, "size", 0)
+            if isinstance(size, int) and size > self.largest:
+                self.largest = size
+            return _original(handle)
+
+        interpreter.TensorHandle.__post_init__ = measured
 
 
 class _LaunchCounter:

@@ -67,6 +67,17 @@ _SENT_FILES = {
     "timing.py": Path(timing.__file__).read_bytes(),
 }
 MAX_SAMPLES_READ = 100_000
+# A program's tensors live in the registers of the one SM it runs on, and each element
+# of a tile costs a 32-bit register for its value and at least one more for what comes
+# with it (the address or mask it was loaded through, the result of the next operation).
+# So the largest tile one program can hold without spilling to local memory (DRAM) is
+# half an SM's register file, in 32-bit registers: 32,768 elements on every NVIDIA GPU
+# in the catalogue, 65,536 on MI300X. The limit is the largest in the catalogue, so only
+# a tile no GPU there can hold is flagged; this constant (MI300X's) is used when the
+# catalogue is not at hand. Shared memory does not raise it: Triton keeps a tile in
+# registers and stages through shared memory only for layout changes and dot operands.
+DEFAULT_TILE_LIMIT = 131_072 // 2
+REGISTERS_PER_TILE_ELEMENT = 2
 
 
 class KernelOutcome(enum.StrEnum):
@@ -208,7 +219,8 @@ def judge_kernel(*, judge: KernelJudge, source: str, entrypoint: str, seed: int,
             "readings": readings}
     peak = devices.catalogue_peak(gpus, key, speed.peak_field) if on_gpu else None
     unscorable = unscorable_reason(on_gpu, bool(shapes), peak, base["device_name"])
-    correctness = check_outputs(judge, cases, expected, result, after_pass=on_gpu and bool(shapes), words=words)
+    correctness = check_outputs(judge, cases, expected, result, after_pass=on_gpu and bool(shapes), words=words,
+                                max_tile=tile_limit(gpus))
     if correctness.outcome is not Outcome.ACCEPTED:
         return KernelReport(KernelOutcome(correctness.outcome.value), correctness, **base,
                             speed=untimed_speed(speed, unscorable, "a hidden test failed"))
@@ -256,9 +268,11 @@ def untimed_speed(speed: SpeedSpec, unscorable: str, why_untimed: str) -> SpeedC
 
 
 def check_outputs(judge: KernelJudge, cases: list[Case], expected: list, result, after_pass: bool,
-                  words: RunWords) -> JudgeReport:
+                  words: RunWords, max_tile: int = DEFAULT_TILE_LIMIT) -> JudgeReport:
     """The code judge's case checks over the harness's output (both passes on a GPU),
-    plus the run-time launch count, which can only reject (``LaunchCheck``)."""
+    plus the run-time launch count and, under the interpreter, the largest tile a
+    program held (``tile_problem``); both come from the candidate's process, so they
+    can only reject (``LaunchCheck``)."""
     status = str(result.status)
     measures = {"wall_seconds": float(result.wall_seconds or 0.0), "peak_memory_bytes": result.peak_memory_bytes}
     if status in WHOLE_RUN_OUTCOMES:
@@ -277,6 +291,9 @@ def check_outputs(judge: KernelJudge, cases: list[Case], expected: list, result,
     if failure is None and _launch_total(result.files) == 0:
         return JudgeReport(Outcome.WRONG_ANSWER, tuple(results),
                            "no Triton kernel was launched: the answer must be a @triton.jit kernel", **measures)
+    too_large = tile_problem(result.files, max_tile) if failure is None else ""
+    if too_large:
+        return JudgeReport(Outcome.WRONG_ANSWER, tuple(results), too_large, **measures)
     return JudgeReport(failure.outcome if failure else Outcome.ACCEPTED, tuple(results), "", **measures)
 
 
@@ -289,6 +306,42 @@ def _launch_total(files: dict) -> int:
     if not isinstance(counts, dict):
         return 0
     return sum(value for value in counts.values() if isinstance(value, int) and not isinstance(value, bool))
+
+
+# ---------------------------------------------------------------- the tile a program holds
+
+
+
+def tile_limit(gpus: Mapping) -> int:
+    """The most elements one program's tile may hold: half the largest per-SM register
+    file (``registers_per_sm``) among ``gpus``, else ``DEFAULT_TILE_LIMIT``."""
+    counts = [int(entry["registers_per_sm"]) for entry in (gpus or {}).values()
+              if isinstance(entry, Mapping) and isinstance(entry.get("registers_per_sm"), (int, float))]
+    return max(counts) // REGISTERS_PER_TILE_ELEMENT if counts else DEFAULT_TILE_LIMIT
+
+
+def tile_problem(files: dict, limit: int) -> str:
+    """"" unless the harness measured (under the interpreter) a tensor of one program
+    larger than ``limit`` elements; then why that is rejected, for the candidate.
+
+    The interpreter runs such a kernel correctly, but on a GPU it either fails to compile
+    or spills to local memory and crawls, so a CPU grader must not accept it as correct:
+    it is a wrong answer here, told before a GPU ever runs it. Rejection rather than a
+    warning, because a warning beside a full score is a pass, and a kernel no GPU in the
+    catalogue can run is not a solution. The record comes from the candidate's process:
+    it can reject, never prove anything."""
+    try:
+        raw = decode_output("_tiles", files)
+    except MalformedOutput:
+        return ""
+    record = raw.value if raw.present else None
+    largest = record.get("largest") if isinstance(record, dict) else None
+    if not isinstance(largest, int) or isinstance(largest, bool) or largest <= limit:
+        return ""
+    return (f"a program of your kernel holds a tile of {largest:,} elements, more than any GPU here can keep "
+            f"in registers (at most {limit:,}: half the largest register file per SM in the catalogue, since "
+            "each element needs a register for its value and one for its address or result); on a GPU it "
+            "would fail to compile or spill to memory. Loop over the row in tiles of a few thousand elements")
 
 
 # ---------------------------------------------------------------- the static launch check
