@@ -218,14 +218,6 @@ class AnswerKind(ABC):
         evaluating the author's expression raises (validation reports it)."""
         return None
 
-    def verdict_name(self, verdict: Verdict) -> str:
-        """One word for a verdict (``manage.py grade``): invalid, correct, wrong or
-        ungraded; a kind with its own outcomes (code: accepted, wrong_answer, ...) may
-        name those instead."""
-        if not verdict.valid:
-            return "invalid"
-        return {True: "correct", False: "wrong", None: "ungraded"}[verdict.correct]
-
     def try_examples(self, spec: PartSpec, text: str) -> Verdict:
         """Run ``text`` on the part's visible examples only, for kinds that have them
         (``has_examples``): a verdict whose feedback shows each example's outcome,

@@ -81,14 +81,6 @@ def test_a_new_kind_gets_its_template_names_from_its_name():
     assert EssayKind.auto_graded and not EssayKind.uses_editor
 
 
-def test_default_verdict_names():
-    kind = get_kind("numeric")
-    assert kind.verdict_name(Verdict.invalid("empty")) == "invalid"
-    assert kind.verdict_name(Verdict(valid=True, correct=None, score=0.0)) == "ungraded"
-    assert get_kind("code").verdict_name(
-        Verdict(valid=True, correct=False, score=0.0, mistake="wrong_answer")) == "wrong_answer"
-
-
 def test_grade_accepts_raw_parts_and_loaded_specs():
     part = {"id": "n", "kind": "numeric", "answer": "6 * 7"}
     spec = grading.load_part(part)

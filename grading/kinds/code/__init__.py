@@ -126,12 +126,6 @@ class CodeKind(AnswerKind):
         return {"examples": [example_row(example.name, example.call, example.result)
                              for example in _load_examples(raw)]}
 
-    def verdict_name(self, verdict: Verdict) -> str:
-        """The code verdict (accepted, wrong_answer, ...), kept in ``Verdict.mistake``."""
-        if verdict.valid and verdict.mistake:
-            return verdict.mistake
-        return super().verdict_name(verdict)
-
     def try_examples(self, spec: CodeSpec, text: str) -> Verdict:
         """Run ``text`` on the visible examples only (the editor's "run" button): one
         line per example in ``feedback`` and, as data, each example's ``ExampleResult``
