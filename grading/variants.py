@@ -12,6 +12,7 @@ from collections.abc import Mapping
 
 from grading.expressions import ExpressionError, evaluate
 from grading.kinds.base import SpecError
+from grading.kinds.slips import DEFINITIONS_KEY
 from grading.quantities import parse_quantity
 from grading.units import ureg
 
@@ -89,7 +90,9 @@ def build_context(params_spec: Mapping, derived: Mapping, choices: Mapping,
     access such as ``models.llama33_70b.layers``), each param (a ``catalogue:`` param
     resolves to its entry, so ``gpu.hbm_bandwidth`` works; plain params to their value)
     and each derived value, evaluated in order (each may use params, the catalogue and
-    earlier derived names). Raises ``SpecError`` naming the param or derived name that
+    earlier derived names), and under ``DEFINITIONS_KEY`` the derived definitions
+    themselves (text), so a kind can tell what a derived name is made of (which slips
+    it makes plausible). Raises ``SpecError`` naming the param or derived name that
     fails."""
     context = catalogue_namespace(catalogue)
     for name, spec in (params_spec or {}).items():
@@ -121,4 +124,5 @@ def build_context(params_spec: Mapping, derived: Mapping, choices: Mapping,
             context[name] = evaluate(str(expression), context)
         except ExpressionError as error:
             raise SpecError(str(error), label) from None
+    context[DEFINITIONS_KEY] = {name: str(expression) for name, expression in (derived or {}).items()}
     return context

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grading import expressions, quantities, registry
-from questions import rendering
+from questions import mutations, rendering
 from questions.catalogue import load_catalogue
 from questions.labs.checks import generator_problems
 from questions.loader import BANK_DIR, LineMap, LoadedFile, Problem, bank_files, load_file, load_text
@@ -307,11 +307,21 @@ class _Engine:
                 self._check_grading(question, specs, variant, report)
                 if graded == 1:
                     self._check_kind_specific(question, specs, variant, report)
+        self._check_near_misses(question, specs, drawn, report)
         self._check_seed_draws(question, report)
         for path, message in generator_problems(question, drawn):  # a lab's data: the same bytes twice
             report.add(path, message)
         self._check_checks(question, report)
         return report.problems
+
+    def _check_near_misses(self, question: Question, specs: dict, variants: list, report: _Reporter) -> None:
+        """No near miss (questions.mutations) inside a part's tolerance, on any variant."""
+        for index, part in enumerate(question.parts):
+            band = part.engine.tolerance_band(specs[part.id]) if part.id in specs else None
+            if band is None:
+                continue
+            for finding in mutations.check_near_misses(index, part.id, band, question.derived, variants):
+                report.add(finding.path, finding.message, finding.choices, same_as=finding.same_as)
 
     def _load_specs(self, question: Question, report: _Reporter) -> dict:
         specs = {}

@@ -109,6 +109,19 @@ def load_mistakes(raw: Mapping) -> tuple[MistakeSpec, ...]:
     return tuple(mistakes)
 
 
+@dataclass(frozen=True)
+class ToleranceBand:
+    """What the near-miss check needs of a part (``AnswerKind.tolerance_band``):
+    ``answer`` and each of ``mistakes`` are author expressions; ``atol_base`` is the
+    absolute tolerance in base units; ``waivers`` are (mutation label prefix, reason)."""
+
+    answer: str
+    rtol: float
+    atol_base: float
+    mistakes: tuple[str, ...]
+    waivers: tuple[tuple[str, str], ...]
+
+
 class AnswerKind(ABC):
     """One kind of answer (numeric, formula, explain, ...), registered by ``name``.
 
@@ -196,6 +209,13 @@ class AnswerKind(ABC):
     def mistake_answers(self, spec: PartSpec, context: Mapping) -> list[tuple[str, str]]:
         """For each listed mistake, a candidate-style text and the feedback ``grade``
         must give for it. Validation checks each pair."""
+
+    def tolerance_band(self, spec: PartSpec) -> ToleranceBand | None:
+        """For a kind that accepts answers within a tolerance of a value computed from
+        the context: that value's expression, the tolerance, the listed mistakes and the
+        waived near misses, for validation's near-miss check (``questions.mutations``).
+        None (the default): the kind has no such band."""
+        return None
 
     def validate_part(self, spec: PartSpec, context: Mapping) -> list[str]:
         """Problems beyond the reference and the listed mistakes that only this kind can

@@ -20,6 +20,10 @@ FLOOR = {
                   "feedback": "You counted bits, not bytes."}],
 }
 REFERENCE_MS = 140 / 3.35  # 41.79
+# The same context as a question builds it: weight_bytes is derived from a dtype's bytes,
+# so the bytes-per-element cause of a factor of 2 applies (grading.kinds.slips).
+DERIVED_CONTEXT = {**CONTEXT, "model": {"params": 70e9}, "dtype": {"bytes": parse_quantity("2 B")},
+                   "__derived__": {"weight_bytes": "model.params * dtype.bytes"}}
 
 
 def grade(text, part=FLOOR, context=CONTEXT):
@@ -69,7 +73,7 @@ def test_listed_mistake_gets_its_feedback():
      (1000, "power-of-ten"), (1e-6, "power-of-ten"), (-1, "sign")],
 )
 def test_classic_slips_are_named(factor, slip):
-    verdict = grade(f"{REFERENCE_MS * factor!r} ms")
+    verdict = grade(f"{REFERENCE_MS * factor!r} ms", context=DERIVED_CONTEXT)
     assert verdict.correct is False
     assert verdict.mistake == f"slip:{slip}"
     assert f"{REFERENCE_MS * factor:.3g}" not in verdict.feedback
@@ -263,9 +267,15 @@ def test_binary_prefixes_are_not_blamed_for_a_miss_on_a_count_or_a_percentage():
         assert verdict.mistake is None and "binary" not in verdict.feedback, unit
     count = {"id": "c", "kind": "numeric", "answer": "4", "unit": ""}
     assert grading.grade(count, "2", {}).mistake is None  # a miscount, not K and V
-    assert grading.grade({**count, "answer": "4096"}, "2048", {}).mistake == "slip:factor-of-two"
+    kv = {"model": {"kv_heads": 8}}
+    big = {**count, "answer": "512 * model.kv_heads"}
+    assert grading.grade(big, "2048", kv).mistake == "slip:factor-of-two"  # K and V, not a miscount
+    assert grading.grade({**count, "answer": "4096"}, "2048", {}).mistake is None  # no premise for 2
+    # A time is blamed on binary prefixes only when a size went into it.
     timed = {"id": "t", "kind": "numeric", "answer": "34.3 * ms", "unit": "ms", **wide}
-    assert grading.grade(timed, f"{34.3 / 1.0737:.3f} ms", {}).mistake == "slip:binary-vs-decimal"
+    assert grading.grade(timed, f"{34.3 / 1.0737:.3f} ms", {}).mistake is None
+    sized = {**timed, "answer": "34.3 * GB / (1 * TB/s)"}
+    assert grading.grade(sized, f"{34.3 / 1.0737:.3f} ms", {}).mistake == "slip:binary-vs-decimal"
 
 
 @pytest.mark.parametrize(("answer", "unit", "reference"), [

@@ -49,6 +49,7 @@ from grading.expressions.symbolic import (
     compare_symbolically,
 )
 from grading.expressions.syntax import Name
+from grading.kinds import slips
 from grading.kinds.base import (
     AnswerKind,
     MistakeSpec,
@@ -66,14 +67,6 @@ from grading.verdict import Verdict
 SAMPLES = 40
 MIN_DEFINED_SAMPLES = 10
 EQUIVALENCE_RTOL = 1e-9
-# Constant factors worth naming when a formula is a multiple of the reference.
-FACTOR_SLIPS = {
-    2.0: "a factor of 2 (K and V both? 2 FLOPs per multiply-add? bytes per element?)",
-    0.5: "a factor of 2 (K and V both? 2 FLOPs per multiply-add? bytes per element?)",
-    8.0: "a factor of 8 (bits against bytes?)",
-    0.125: "a factor of 8 (bits against bytes?)",
-    -1.0: "the sign",
-}
 _SYMBOL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
 
@@ -358,12 +351,14 @@ class FormulaKind(AnswerKind):
                                     "an overflow?).", **shown)
         ratio = _constant_ratio(candidate_values, spec.reference_values)
         if ratio is not None:
-            for factor, words in FACTOR_SLIPS.items():
-                if abs(ratio - factor) <= 1e-6 * abs(factor):
+            # Only the slips whose premise the symbols show (no "K and V" without a cache).
+            premises = slips.premises_from_words(
+                f"{s.name} {s.description} {s.unit}" for s in spec.symbols)
+            for slip, words in slips.slips_for(premises):
+                if abs(ratio - slip.ratio) <= 1e-6 * abs(slip.ratio):
                     return Verdict(valid=True, correct=False, score=0.0,
                                    mistake="slip:constant-factor",
-                                   feedback=f"Not equivalent: your formula is off by {words}.",
-                                   **shown)
+                                   feedback=f"Not equivalent. {words}", **shown)
             return Verdict(valid=True, correct=False, score=0.0,
                            mistake="slip:constant-factor",
                            feedback="Not equivalent, but a constant multiple of the right "

@@ -1,10 +1,13 @@
 """Numeric parts: a number with units, or arithmetic with units, within a tolerance.
 
-Grading order, first match wins for the score: within ``rtol`` (correct, score 1) ->
-a listed mistake (score 0, the author's feedback) -> within the ``partial`` band (its
-score) -> wrong (score 0). A classic slip (bits vs bytes, a factor of 2, GB vs GiB, a
-power of 1000, a flipped sign) found by the ratio answer/reference only adds feedback;
-the score still comes from the bands.
+Grading order: within ``rtol`` of the reference (correct, score 1); otherwise the
+explanation closest to the answer among the listed mistakes and the classic slips
+(``grading.kinds.slips``) that the answer matches within the part's tolerance. A listed
+mistake scores 0 with the author's feedback (several that coincide on this variant are
+all named); a slip only adds its feedback to the band's score (``partial``, else 0). A
+slip is a candidate only where its premise is in the part (no "K and V" without a KV
+cache) and where its value lies outside the tolerance of the reference (else it could
+not be told apart). Nothing matching: the plain miss, with the tolerance.
 
 A bare number (no unit names at all) is read in the part's unit, and the interpretation
 says so; any other answer must have the part's dimension or it is invalid input.
@@ -13,7 +16,6 @@ says so; any other answer must have the part's dimension or it is invalid input.
 from __future__ import annotations
 
 import html
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -27,11 +29,13 @@ from grading.expressions import (
     read_quantity,
     regrouped_readings,
 )
+from grading.kinds import slips
 from grading.kinds.base import (
     AnswerKind,
     MistakeSpec,
     PartSpec,
     SpecError,
+    ToleranceBand,
     common_fields,
     load_mistakes,
     optional_number,
@@ -42,46 +46,23 @@ from grading.quantities import parse_unit
 from grading.units import DisplayUnit, describe_dimension, dimensionality_of, format_number, ureg
 from grading.verdict import Verdict
 
-_BINARY = {"KiB/kB": 1.024, "GiB/GB": 2**30 / 1e9, "TiB/TB": 2**40 / 1e12,
-           "PiB/PB": 2**50 / 1e15}
-
-# (ratio answer/reference, slip id, feedback). Feedback names the slip, never the value.
-CLASSIC_SLIPS: tuple[tuple[float, str, str], ...] = (
-    (8.0, "bits-vs-bytes", "Off by a factor of 8: check bits against bytes."),
-    (1 / 8, "bits-vs-bytes", "Off by a factor of 8: check bits against bytes."),
-    (2.0, "factor-of-two", "Off by a factor of 2: check K and V (both cached?), 2 FLOPs "
-     "per multiply-add, bytes per element (BF16 vs FP32) and dense vs sparse peaks."),
-    (0.5, "factor-of-two", "Off by a factor of 2: check K and V (both cached?), 2 FLOPs "
-     "per multiply-add, bytes per element (BF16 vs FP32) and dense vs sparse peaks."),
-    *(
-        (ratio**sign, "binary-vs-decimal",
-         f"Off by about {100 * (ratio - 1):.0f}%: check binary against decimal prefixes "
-         f"({name}).")
-        for name, ratio in _BINARY.items()
-        for sign in (1, -1)
-    ),
-    *(
-        (10.0 ** (sign * power), "power-of-ten",
-         f"Off by a factor of 10^{power}: check the unit prefixes (k, M, G, T; ms vs s).")
-        for power in (3, 6, 9, 12)
-        for sign in (1, -1)
-    ),
-    (-1.0, "sign", "The sign is flipped."),
-)
 # Below this, a whole-number answer with no unit is a count (tokens kept, pages, stages).
 SMALL_COUNT = 64
-# Quantities where a binary prefix can hide: sizes, and times and rates derived from them.
-_BINARY_DIMENSIONS = frozenset({"[information]", "[time]"})
-_PERCENT_SLIPS = (
-    (100.0, "percent-vs-fraction", "Off by a factor of 100: a percentage, or a fraction?"),
-    (0.01, "percent-vs-fraction", "Off by a factor of 100: a percentage, or a fraction?"),
-)
 
 
 @dataclass(frozen=True)
 class PartialCredit:
     rtol: float
     score: float
+
+
+@dataclass(frozen=True)
+class NearMissWaiver:
+    """A near miss validation found inside the tolerance, kept on purpose: ``mutation``
+    is (the start of) the near miss's label, ``reason`` why it may stay accepted."""
+
+    mutation: str
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -92,6 +73,7 @@ class NumericSpec(PartSpec):
     atol: float = 0.0
     partial: PartialCredit | None = None
     mistakes: tuple[MistakeSpec, ...] = ()
+    near_misses: tuple[NearMissWaiver, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -132,7 +114,7 @@ class NumericKind(AnswerKind):
 
     name = "numeric"
     answer_template = "kinds/numeric/answer.html"  # a one-line input, previewed as typed
-    keys = frozenset({"answer", "unit", "rtol", "atol", "partial", "mistakes"})
+    keys = frozenset({"answer", "unit", "rtol", "atol", "partial", "mistakes", "near_misses"})
 
     def load_spec(self, raw: Mapping) -> NumericSpec:
         common = common_fields(raw, self.name, self.keys)
@@ -171,7 +153,15 @@ class NumericKind(AnswerKind):
             except ExpressionError as error:
                 raise SpecError(str(error), f"mistakes[{index}].answer") from None
         return NumericSpec(**common, answer=answer, unit=unit, rtol=rtol, atol=atol,
-                           partial=partial, mistakes=mistakes)
+                           partial=partial, mistakes=mistakes,
+                           near_misses=_load_waivers(raw.get("near_misses")))
+
+    def tolerance_band(self, spec: NumericSpec) -> ToleranceBand:
+        scale = spec.unit.scale
+        per_unit = float(scale.to_base_units().magnitude) if isinstance(scale, pint.Quantity) else float(scale)
+        return ToleranceBand(answer=spec.answer, rtol=spec.rtol, atol_base=spec.atol * per_unit,
+                             mistakes=tuple(mistake.answer for mistake in spec.mistakes),
+                             waivers=tuple((w.mutation, w.reason) for w in spec.near_misses))
 
     # -- reference values (author side: errors are SpecErrors) ----------------------
     def reference_value(self, spec: NumericSpec, context: Mapping):
@@ -292,19 +282,16 @@ class NumericKind(AnswerKind):
             shown["interpreted"] = f"{shown['interpreted']}; read as a fraction: {answer * 100:.4g}%"
             shown["interpreted_html"] = html.escape(shown["interpreted"])
             return Verdict(valid=True, correct=True, score=1.0, feedback="Correct (read as a fraction).", **shown)
-        percent_part = reading.bare and spec.unit.text in ("%", "percent")
-        values = [self._magnitude(spec, mistake.answer, context, f"mistakes[{index}].answer")
-                  for index, mistake in enumerate(spec.mistakes)]
+        percent_part = spec.unit.text in ("%", "percent")
         # A listed mistake matches as written or, on a percent part, as a bare fraction
         # ("0.717" for 71.7%), the same reading the reference gets above.
-        for readings in ((answer,), (answer * 100,) if percent_part else ()):
-            for index, (mistake, value) in enumerate(zip(spec.mistakes, values)):
-                if any(_within(candidate, value, spec.rtol, spec.atol) for candidate in readings):
-                    return Verdict(valid=True, correct=False, score=0.0,
-                                   feedback=render_feedback(mistake.feedback, context),
-                                   mistake=f"mistakes[{index}]",
-                                   **shown)
-        slip = self._classic_slip(spec, answer, reference)
+        readings = (answer, answer * 100) if reading.bare and percent_part else (answer,)
+        matched = self._explanations(spec, readings, reference, context, percent_part)
+        if matched and matched[0][0].startswith("mistakes["):
+            return Verdict(valid=True, correct=False, score=0.0,
+                           feedback=_joined([words for _, words in matched]),
+                           mistake=matched[0][0], **shown)
+        slip = matched[0] if matched else None
         needed = _tolerance(spec.rtol, spec.atol, spec.unit.text)
         if needed == "exactly":
             band_feedback = "Not the reference value: an exact count is expected here."
@@ -317,37 +304,79 @@ class NumericKind(AnswerKind):
                              f"not {needed}; partial credit.")
         feedback = f"{band_feedback} {slip[1]}" if slip else band_feedback
         return Verdict(valid=True, correct=False, score=score, feedback=feedback,
-                       mistake=f"slip:{slip[0]}" if slip else None, **shown)
+                       mistake=slip[0] if slip else None, **shown)
+
+    def _explanations(self, spec: NumericSpec, readings: tuple[float, ...], reference: float,
+                      context: Mapping, percent_part: bool) -> list[tuple[str, str]]:
+        """What the answer is taken for: [(mistake id, feedback)], empty for a plain miss.
+        Candidates are the listed mistakes and the slips whose premise the part has; one
+        matches when a reading lies within the part's tolerance of its value, and the
+        closest match wins (a listed mistake on a tie). The listed mistakes whose values
+        coincide with the winner's on this variant come with it, so the feedback names
+        every slip that gives this value."""
+        candidates = []  # (value, is_slip, id, feedback)
+        for index, mistake in enumerate(spec.mistakes):
+            value = self._magnitude(spec, mistake.answer, context, f"mistakes[{index}].answer")
+            candidates.append((value, False, f"mistakes[{index}]", mistake.feedback))
+        if reference != 0:
+            for slip, words in self._slips(spec, reference, context, percent_part):
+                value = reference * slip.ratio
+                # A slip the tolerance cannot tell from the reference explains nothing.
+                if not _within(value, reference, spec.rtol, spec.atol):
+                    candidates.append((value, True, f"slip:{slip.id}", words))
+        best = None
+        for value, is_slip, ident, words in candidates:
+            for candidate in readings:
+                if not _within(candidate, value, spec.rtol, spec.atol):
+                    continue
+                distance = abs(candidate - value) / max(abs(value), 1e-300)
+                key = (distance, is_slip)
+                if best is None or key < best[0]:
+                    best = (key, value, is_slip, ident, words)
+        if best is None:
+            return []
+        _, best_value, best_is_slip, ident, words = best
+        noise = slips.coincidence_band(spec.rtol)
+        coinciding = [(other_id, render_feedback(other_words, context))
+                      for value, is_slip, other_id, other_words in candidates
+                      if not is_slip and _within(value, best_value, noise, spec.atol / 3)]
+        if coinciding:
+            return coinciding
+        return [(ident, words)]
 
     @staticmethod
-    def _classic_slip(spec: NumericSpec, answer: float, reference: float):
-        """The known slip whose ratio is closest (in log terms) to answer/reference,
-        if any lies within the part's rtol: (slip id, feedback) or None."""
-        if reference == 0 or answer == 0:
-            return None
-        ratio = answer / reference
-        slips = CLASSIC_SLIPS + (_PERCENT_SLIPS if spec.unit.text in ("%", "percent")
-                                 else ())
-        if not _BINARY_DIMENSIONS & set(spec.unit.dimensionality):
-            # A 5-10% miss on a count, a ratio or a percentage is rarely GiB vs GB: naming
-            # it would send the candidate hunting for a slip they did not make.
-            slips = tuple(slip for slip in slips if slip[1] != "binary-vs-decimal")
-            if reference == round(reference) and abs(reference) <= SMALL_COUNT:
-                # Nor is 2 against 4 tokens kept a K-and-V or FLOP slip: it is a count.
-                slips = tuple(slip for slip in slips if slip[1] != "factor-of-two")
-        best = None
-        for slip_ratio, slip_id, feedback in slips:
-            # A slip must explain the answer better than "just outside the tolerance":
-            # near 1 (1.024, 1.074) the band shrinks to a third of the distance from 1.
-            band = min(spec.rtol, abs(slip_ratio - 1) / 3) if slip_ratio > 0 else spec.rtol
-            if not _within(ratio, slip_ratio, band, 0.0):
-                continue
-            distance = abs(math.log(abs(ratio)) - math.log(abs(slip_ratio)))
-            if (ratio > 0) != (slip_ratio > 0):
-                continue
-            if best is None or distance < best[0]:
-                best = (distance, slip_id, feedback)
-        return (best[1], best[2]) if best else None
+    def _slips(spec: NumericSpec, reference: float, context: Mapping,
+               percent_part: bool) -> list[tuple[slips.Slip, str]]:
+        premises = slips.premises_of(spec.answer, context, percent=percent_part)
+        named = slips.slips_for(premises)
+        if (not spec.unit.text and reference == round(reference)
+                and abs(reference) <= SMALL_COUNT):
+            # 2 against 4 tokens kept is a miscount, not a K-and-V or FLOP slip.
+            named = [(slip, words) for slip, words in named if slip.id != "factor-of-two"]
+        return named
+
+
+def _joined(feedbacks: list[str]) -> str:
+    if len(feedbacks) == 1:
+        return feedbacks[0]
+    return ("Two different slips give this value here. " if len(feedbacks) == 2 else
+            f"{len(feedbacks)} different slips give this value here. ") + " Or: ".join(feedbacks)
+
+
+def _load_waivers(raw) -> tuple[NearMissWaiver, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise SpecError("must be a list of {mutation, reason}", "near_misses")
+    waivers = []
+    for index, item in enumerate(raw):
+        if (not isinstance(item, Mapping) or set(item) != {"mutation", "reason"}
+                or not all(isinstance(item[key], str) and item[key].strip()
+                           for key in ("mutation", "reason"))):
+            raise SpecError("must be {mutation, reason}, both non-empty text",
+                            f"near_misses[{index}]")
+        waivers.append(NearMissWaiver(item["mutation"].strip(), item["reason"].strip()))
+    return tuple(waivers)
 
 
 def _tokens_as_counts(value, unit):
