@@ -11,11 +11,11 @@ test: each must lie outside the tolerance on every variant.
 The mutations (each labelled in words a reviewer can match):
 - ``drop `TERM` from `SITE```: each term of a sum, in the answer or in a derived
   definition it reaches (the short prompts' own prefill, Q/K/V/O beside S and P);
-- ```TERM` x2 in `SITE``` / ``/2``: one term of a sum doubled or halved (K and V);
 - ``drop factor `N` from `SITE```: a count (a param or derived integer up to
   ``MAX_COUNT``) left out of the product a definition is (per-GPU where the aggregate
   was asked);
-- ```N` + 1 in `SITE``` / ``- 1``: off by one on such a count;
+- ```N` + 1 in `SITE``` / ``- 1``: off by one on a derived count (one the candidate
+  computes, such as the steps of a ring; not a count the statement gives);
 - ```gpu.fp8_dense` for `gpu.bf16_dense```-style swaps of a catalogue field for its
   neighbour: another peak of the same GPU, a neighbouring dtype's bytes, per-direction
   for bidirectional bandwidth, active for total parameters, KV heads for heads;
@@ -53,12 +53,15 @@ from grading.expressions.evaluation import context_resolver
 ANSWER = "answer"
 # Off by one, or a count left out of a product, only for counts a person keeps in their
 # head (GPUs, steps, requests), not for widths such as a head dimension of 128.
-MAX_COUNT = 64
+MAX_COUNT = 16
 # Catalogue fields swapped for a neighbour: field -> fields of the same entry.
 _FIELD_SWAPS = {
     "params": ("active_params",), "active_params": ("params",),
     "heads": ("kv_heads",), "kv_heads": ("heads",),
     "bandwidth": ("total_bandwidth",), "total_bandwidth": ("bandwidth",),
+    # a peak for its neighbour: FP8 for BF16 and back, TF32 for FP32 and back
+    "fp8_dense": ("bf16_dense",), "bf16_dense": ("fp8_dense",), "fp16_dense": ("fp8_dense",),
+    "int8_dense": ("bf16_dense",), "fp32_dense": ("tf32_dense",), "tf32_dense": ("fp32_dense",),
 }
 _HALVED_FIELDS = {"nvlink_bandwidth": "per-direction"}
 _PREFIX_SWAPS = {"kB": "KiB", "KB": "KiB", "MB": "MiB", "GB": "GiB", "TB": "TiB", "PB": "PiB"}
@@ -214,10 +217,6 @@ class _Graph:
                 text = to_text(term)
                 rest = terms[:index] + terms[index + 1:]
                 yield Mutation(f"drop `{text}` from {where}", site, _replace(tree, node, _build(rest)))
-                for factor, label in ((2, "x2"), (0.5, "/2")):
-                    doubled = (sign, Binary("*", term, Number(str(factor), factor)))
-                    scaled = terms[:index] + [doubled] + terms[index + 1:]
-                    yield Mutation(f"`{text}` {label} in {where}", site, _replace(tree, node, _build(scaled)))
         for node in _product_roots(tree)[:1] if _is_product(tree) else ():
             factors = _factors(node)
             if len(factors) < 2:
@@ -236,7 +235,7 @@ class _Graph:
     def _name_mutations(self, site: str, where: str, tree, name: str) -> Iterator[Mutation]:
         value = self.raw(name)
         target = Name(name, 0)
-        if "." not in name and _is_count(value) and value != 0:
+        if name in self.trees and _is_count(value) and value != 0:
             for sign in ("+", "-"):
                 yield Mutation(f"`{name}` {sign} 1 in {where}", site,
                                _substitute(tree, name, Binary(sign, target, Number("1", 1.0))))
@@ -249,10 +248,7 @@ class _Graph:
         entry = self.raw(entry_name)
         if not isinstance(entry, Mapping):
             return
-        swaps = list(_FIELD_SWAPS.get(field, ()))
-        if field.endswith("_dense"):
-            swaps += [other for other in entry if other.endswith("_dense") and other != field]
-        for other in swaps:
+        for other in _FIELD_SWAPS.get(field, ()):
             if other in entry and base_float(entry[other]) is not None:
                 yield Mutation(f"`{entry_name}.{other}` for `{name}` in {where}", site,
                                _substitute(tree, name, Name(f"{entry_name}.{other}", 0)))

@@ -14,7 +14,10 @@ Premises:
 - ``flops``: an amount or rate of compute (a value in FLOP, a ``*_dense`` peak);
 - ``element-bytes``: bytes per element of a dtype (``<dtype>.bytes``);
 - ``dense-peak``: a catalogue peak (``gpu.*_dense``), dense where sparse would be twice;
-- ``size``: any value in bytes or bits (bits vs bytes, binary vs decimal prefixes);
+- ``size``: any value in bytes or bits (bits vs bytes);
+- ``prefixed-size``: a size or rate with a decimal or binary prefix (GB, MiB/s), in a
+  reached value or in the part's unit (binary vs decimal prefixes: no "GiB vs GB" for
+  bits per element);
 - ``percent``: the part is answered in percent (a fraction typed for a percentage);
 - ``None``: always (unit prefixes, the sign).
 """
@@ -77,7 +80,7 @@ CLASSIC_SLIPS: tuple[Slip, ...] = (
     Slip("factor-of-two", 0.5, "Off by a factor of 2", _TWO),
     *(
         Slip("binary-vs-decimal", ratio**sign, f"Off by about {100 * (ratio - 1):.0f}%",
-             (Cause(f"binary against decimal prefixes ({name})", "size"),))
+             (Cause(f"binary against decimal prefixes ({name})", "prefixed-size"),))
         for name, ratio in _BINARY.items()
         for sign in (1, -1)
     ),
@@ -125,9 +128,21 @@ def reached_names(expression: str, context: Mapping) -> list[str]:
     return seen
 
 
-def premises_of(expression: str, context: Mapping, *, percent: bool = False) -> frozenset[str]:
-    """The premises (module docstring) of a part whose reference is ``expression``."""
+_PREFIXED = ("kilo", "mega", "giga", "tera", "peta", "kibi", "mebi", "gibi", "tebi", "pebi")
+
+
+def _prefixed_size(value) -> bool:
+    units = str(getattr(value, "units", ""))
+    return any(f"{prefix}{base}" in units for prefix in _PREFIXED for base in ("byte", "bit"))
+
+
+def premises_of(expression: str, context: Mapping, *, percent: bool = False,
+                unit=None) -> frozenset[str]:
+    """The premises (module docstring) of a part whose reference is ``expression``
+    (``unit``: the part's 1-unit Quantity, if any)."""
     premises = {"percent"} if percent else set()
+    if _prefixed_size(unit):
+        premises.add("prefixed-size")
     resolve = context_resolver(context)
     for name in reached_names(expression, context):
         if _KV_WORD.search(name):
@@ -146,6 +161,8 @@ def premises_of(expression: str, context: Mapping, *, percent: bool = False) -> 
         dimensions = set(dimensionality_of(value))
         if "[information]" in dimensions:
             premises.add("size")
+            if _prefixed_size(value):
+                premises.add("prefixed-size")
         if "[compute]" in dimensions:
             premises.add("flops")
     return frozenset(premises)

@@ -347,7 +347,8 @@ class NumericKind(AnswerKind):
     @staticmethod
     def _slips(spec: NumericSpec, reference: float, context: Mapping,
                percent_part: bool) -> list[tuple[slips.Slip, str]]:
-        premises = slips.premises_of(spec.answer, context, percent=percent_part)
+        premises = slips.premises_of(spec.answer, context, percent=percent_part,
+                                     unit=spec.unit.scale)
         named = slips.slips_for(premises)
         if (not spec.unit.text and reference == round(reference)
                 and abs(reference) <= SMALL_COUNT):
