@@ -13,7 +13,9 @@ What is checked (questions/FORMAT.md is the contract):
   auto-graded kind outside the sandbox (numeric, formula) has its reference answer graded
   correct and each listed mistake graded wrong with its feedback (on a few variants);
   sandboxed kinds check their example solutions (`validate_part`); the solution quotes
-  each part's solution value (numeric parts' references); every `checks:` entry holds.
+  each part's solution value (numeric parts' references); every `checks:` entry holds;
+  no near miss (questions.mutations) lies inside a part's tolerance on any rendered
+  variant unless the part waives it under `near_misses`, and no listed mistake does.
 
 Pure Python: usable without Django. `validate_text` serves the browser authoring views.
 """
@@ -320,7 +322,8 @@ class _Engine:
             band = part.engine.tolerance_band(specs[part.id]) if part.id in specs else None
             if band is None:
                 continue
-            for finding in mutations.check_near_misses(index, part.id, band, question.derived, variants):
+            pending = mutations.backlog().get(question.slug, {}).get(part.id, ())
+            for finding in mutations.check_near_misses(index, part.id, band, question.derived, variants, pending):
                 report.add(finding.path, finding.message, finding.choices, same_as=finding.same_as)
 
     def _load_specs(self, question: Question, report: _Reporter) -> dict:
