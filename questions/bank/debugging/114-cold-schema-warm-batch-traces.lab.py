@@ -2,12 +2,17 @@
 
 Cold: the first request with a new JSON schema. The grammar compiles on its own thread
 while the prefill runs on the GPU; the prefill hides the start of the compilation, and
-the GPU then idles until the grammar (and the first token's bitmask) exists. Warm: the
+the GPU then idles until the grammar (and the first token's bitmask) exists (this engine
+schedules the prefill while the grammar compiles, where vLLM V1 and SGLang hold the
+request until it is compiled). Warm: the
 schema is cached, a batch of constrained requests decodes, and every step the bitmask
 fill on the grammar worker outlasts the forward pass it overlaps, so the GPU waits for
 it before applying the mask and sampling. Distractors: the API span that covers the
 whole request, tokenisation, output processing and detokenisation (overlapped), one
-garbage-collection pause on the output thread, the bitmask copy.
+garbage-collection pause on the output thread, the bitmask copy. Tokenisation and
+output processing run in a separate API-server process (as in vLLM V1), so that
+process's garbage collection, which holds only its own GIL, cannot stall the engine's
+scheduler or grammar threads.
 
 Every value below is measured from the spans generated here, the way a candidate would
 measure it from the downloaded trace; times are whole microseconds.
@@ -19,7 +24,7 @@ from datetime import datetime, timedelta
 
 from questions.labs import EventLogArtifact, LabOutput, TableArtifact, TraceArtifact, TraceEvent, Track
 
-ENGINE, GPU = 1, 2
+ENGINE, GPU, FRONTEND = 1, 2, 3
 API, SCHEDULER, GRAMMAR, OUTPUT = 1, 2, 3, 4
 COMPUTE, COPY = 7, 8
 VOCAB = 128_256
@@ -29,7 +34,7 @@ WARM_STEPS = 20
 LOG_START = datetime(2025, 3, 14, 9, 12, 3, 104_000)
 
 COLD_TRACKS = (
-    Track(ENGINE, API, "engine", "api server"),
+    Track(FRONTEND, API, "api server", "main"),
     Track(ENGINE, SCHEDULER, "engine", "scheduler loop"),
     Track(ENGINE, GRAMMAR, "engine", "grammar compiler"),
     Track(GPU, COMPUTE, "GPU 0", "stream 7 (compute)"),
@@ -37,7 +42,7 @@ COLD_TRACKS = (
 WARM_TRACKS = (
     Track(ENGINE, SCHEDULER, "engine", "scheduler loop"),
     Track(ENGINE, GRAMMAR, "engine", "grammar worker"),
-    Track(ENGINE, OUTPUT, "engine", "output processor"),
+    Track(FRONTEND, OUTPUT, "api server", "output processor"),
     Track(GPU, COMPUTE, "GPU 0", "stream 7 (compute)"),
     Track(GPU, COPY, "GPU 0", "stream 8 (copy)"),
 )
@@ -54,7 +59,7 @@ def _ms(microseconds: float) -> str:
 def _cold(rng, prompt_tokens: int):
     """The cold request's trace and log, and the spans the answers are measured from."""
     events = []
-    tokenize = _us(rng, 0.25, 0.4) * prompt_tokens
+    tokenize = int(round(rng.uniform(0.25, 0.4) * prompt_tokens))  # 0.25 to 0.4 us per token
     lookup_start = 150 + tokenize + 40
     lookup = _us(rng, 40, 90)
     compile_start = lookup_start + lookup + 30
@@ -69,7 +74,7 @@ def _cold(rng, prompt_tokens: int):
     sample = _us(rng, 180, 260)
     first_token = sample_start + sample
     events += [
-        TraceEvent("tokenize", 150, tokenize, ENGINE, API, "cpu", {"tokens": prompt_tokens}),
+        TraceEvent("tokenize", 150, tokenize, FRONTEND, API, "cpu", {"tokens": prompt_tokens}),
         TraceEvent("grammar_cache_lookup", lookup_start, lookup, ENGINE, SCHEDULER, "cpu", {"hit": "false"}),
         TraceEvent("schedule", schedule_start, schedule, ENGINE, SCHEDULER, "cpu"),
         TraceEvent("grammar_compile", compile_start, compile_dur, ENGINE, GRAMMAR, "cpu",
@@ -90,7 +95,7 @@ def _cold(rng, prompt_tokens: int):
         events.append(TraceEvent("apply_bitmask+sample", sample_at, _us(rng, 180, 260), GPU, COMPUTE, "kernel"))
         step_start = events[-1].end + 40
     request_end = step_start
-    events.insert(0, TraceEvent("POST /v1/chat/completions", 0, request_end, ENGINE, API, "http",
+    events.insert(0, TraceEvent("POST /v1/chat/completions", 0, request_end, FRONTEND, API, "http",
                                 {"prompt_tokens": prompt_tokens, "response_format": "json_schema"}))
     events.sort(key=lambda event: (event.ts, event.pid, event.tid))
 
@@ -151,12 +156,12 @@ def _warm(rng, batch: int):
             TraceEvent("bitmask_h2d", copy_start, copy, GPU, COPY, "memcpy", {"bytes": batch * MASK_BYTES}),
             TraceEvent("apply_bitmask", apply_start, apply, GPU, COMPUTE, "kernel"),
             TraceEvent("sample", apply_start + apply, sample, GPU, COMPUTE, "kernel"),
-            TraceEvent("process_outputs", sample_end + 30, process, ENGINE, OUTPUT, "cpu"),
-            TraceEvent("detokenize", sample_end + 30 + process, detokenize, ENGINE, OUTPUT, "cpu"),
+            TraceEvent("process_outputs", sample_end + 30, process, FRONTEND, OUTPUT, "cpu"),
+            TraceEvent("detokenize", sample_end + 30 + process, detokenize, FRONTEND, OUTPUT, "cpu"),
         ]
         if step == gc_step:
             events.append(TraceEvent("gc.collect", sample_end + 30 + process + detokenize + 20,
-                                     _us(rng, 7_000, 11_000), ENGINE, OUTPUT, "cpu", {"generation": 2}))
+                                     _us(rng, 7_000, 11_000), FRONTEND, OUTPUT, "cpu", {"generation": 2}))
         stall = apply_start - (forward_start + forward)
         stalls.append(stall)
         steps.append(sample_end - t)
