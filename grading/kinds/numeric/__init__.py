@@ -332,14 +332,18 @@ class NumericKind(AnswerKind):
                 distance = abs(candidate - value) / max(abs(value), 1e-300)
                 key = (distance, is_slip)
                 if best is None or key < best[0]:
-                    best = (key, value, is_slip, ident, words)
+                    best = (key, value, is_slip, ident, words, candidate)
         if best is None:
             return []
-        _, best_value, best_is_slip, ident, words = best
+        _, best_value, best_is_slip, ident, words, reading = best
         noise = slips.coincidence_band(spec.rtol)
+        # Listed mistakes that give the winner's value, or the answer itself, within the
+        # noise: a rounded answer (seed 2's "1.61") can sit nearer a slip than the
+        # mistake it was typed from, and must still hear the author's diagnosis.
         coinciding = [(other_id, render_feedback(other_words, context))
                       for value, is_slip, other_id, other_words in candidates
-                      if not is_slip and _within(value, best_value, noise, spec.atol / 3)]
+                      if not is_slip and (_within(value, best_value, noise, spec.atol / 3)
+                                          or _within(reading, value, noise, spec.atol / 3))]
         if coinciding:
             return coinciding
         return [(ident, words)]
