@@ -215,3 +215,25 @@ def _live_server_serves_one_request_at_a_time():
     LiveServerThread.server_class = SerialWSGIServer
     yield
     LiveServerThread.server_class = original
+
+
+@pytest.fixture
+def grading_worker(transactional_db):
+    """A real Celery worker in this thread (solo pool), for browser tests: answers are
+    graded off the request, as in production."""
+    from celery.contrib.testing.worker import start_worker
+
+    from trainer.celery import app
+
+    with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=10):
+        yield
+
+
+def log_in(page, base_url: str, username: str, password: str = PASSWORD) -> None:
+    """Sign in through the login form in a browser page (the throttle's backend refuses
+    Django's test-client login, see `login_as`)."""
+    page.goto(f"{base_url}/accounts/login/")
+    page.fill("#id_username", username)
+    page.fill("#id_password", password)
+    page.click("main button[type=submit]")
+    page.wait_for_url(f"{base_url}/questions/")

@@ -17,7 +17,7 @@ import pytest
 from django.urls import reverse
 
 import grading
-from conftest import DECODE_FLOOR_YAML, PASSWORD
+from conftest import DECODE_FLOOR_YAML, log_in
 from grading.models import Attempt
 from questions.rendering import draw_variant, reference_values, render_question
 from trainer.interviews import services as interview_services
@@ -71,14 +71,6 @@ def sign_up(page, base, username):
     page.fill("#id_username", username)
     page.fill("#id_password1", "ridge-point-295-flop")
     page.fill("#id_password2", "ridge-point-295-flop")
-    page.click("main button[type=submit]")
-    page.wait_for_url(f"{base}/questions/")
-
-
-def log_in(page, base, username):
-    page.goto(f"{base}/accounts/login/")
-    page.fill("#id_username", username)
-    page.fill("#id_password", PASSWORD)
     page.click("main button[type=submit]")
     page.wait_for_url(f"{base}/questions/")
 

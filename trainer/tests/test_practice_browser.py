@@ -5,18 +5,10 @@ a hint, read the solution, and see the topic scores move on the dashboard."""
 import re
 
 import pytest
-from celery.contrib.testing.worker import start_worker
 
 from grading.models import Attempt
-from trainer.celery import app as celery_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def grading_worker(transactional_db):
-    with start_worker(celery_app, pool="solo", perform_ping_check=False, shutdown_timeout=10):
-        yield
 
 
 def _reference(version, part_id, seed):

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import PASSWORD
+from conftest import log_in
 from grading.models import Attempt
 from grading.sandbox import sandbox_available
 from trainer.interviews.tests.conftest import (  # kernel_question is a fixture
@@ -21,18 +21,10 @@ from trainer.interviews.tests.conftest import (  # kernel_question is a fixture
 )
 from trainer.models import Draft
 from trainer.tests.test_code_editor import code_question  # noqa: F401 (a fixture)
-from trainer.tests.test_practice_browser import _mastery, _reference, grading_worker  # noqa: F401
+from trainer.tests.test_practice_browser import _mastery, _reference
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 SANDBOX, WHY_NO_SANDBOX = sandbox_available()
-
-
-def _log_in(page, base, user):
-    page.goto(f"{base}/accounts/login/")
-    page.fill("#id_username", user.username)
-    page.fill("#id_password", PASSWORD)
-    page.click("main button[type=submit]")
-    page.wait_for_url(f"{base}/questions/")
 
 
 def _answer(page, part_id, text, verdict):
@@ -45,7 +37,7 @@ def test_a_solve_survives_a_worse_answer_and_a_copied_answer_earns_nothing(
     live_server, page, candidate, decode_question, kv_formula_question, grading_worker  # noqa: F811
 ):
     base = live_server.url
-    _log_in(page, base, candidate)
+    log_in(page, base, candidate.username)
     page.goto(f"{base}/questions/test-decode-floor/")
     page.locator("#part-floor input[name=answer]").fill("1 s")
     page.locator("#part-floor button[type=submit]").click()
@@ -74,7 +66,7 @@ def test_a_solve_survives_a_worse_answer_and_a_copied_answer_earns_nothing(
 def test_idk_opens_no_rubric_and_a_double_click_is_one_attempt(
     live_server, page, candidate, decode_question, grading_worker  # noqa: F811
 ):
-    _log_in(page, live_server.url, candidate)
+    log_in(page, live_server.url, candidate.username)
     page.goto(f"{live_server.url}/questions/test-decode-floor/")
     page.locator("#part-why textarea[name=answer]").fill("idk")
     page.locator("#part-why button[type=submit]").click()
@@ -98,7 +90,7 @@ def _wait_for_draft(text, timeout_s=10.0):
 
 def test_a_reload_restores_a_code_draft_and_a_new_variant_asks_first(live_server, page, candidate,
                                                                      code_question):  # noqa: F811
-    _log_in(page, live_server.url, candidate)
+    log_in(page, live_server.url, candidate.username)
     page.goto(f"{live_server.url}/questions/test-code-editor/")
     # Its visible example is on the page before any run.
     examples = page.locator("#part-echo").get_by_text("echo(1)")
@@ -131,7 +123,7 @@ def test_a_reload_restores_a_code_draft_and_a_new_variant_asks_first(live_server
 def test_a_correct_kernel_on_a_cpu_grader_earns_full_credit_with_speed_not_measured(
     live_server, page, candidate, kernel_question, grading_worker  # noqa: F811
 ):
-    _log_in(page, live_server.url, candidate)
+    log_in(page, live_server.url, candidate.username)
     page.goto(f"{live_server.url}/questions/{kernel_question.question.slug}/")
     page.locator("#part-kernel .cm-editor").wait_for()
     editor_replace(page, "kernel", code_solution(kernel_question))
@@ -149,7 +141,7 @@ def test_an_interview_answer_leaves_the_practice_list_and_mastery_untouched(
 
     interview = start(make_interview(interviewer, decode_question), candidate)
     seed = interview.questions.get(position=1).variant_seed
-    _log_in(page, live_server.url, candidate)
+    log_in(page, live_server.url, candidate.username)
     page.goto(f"{live_server.url}/interviews/{interview.id}/room/?q=1")
     _answer(page, "floor", _reference(decode_question, "floor", seed), "correct")
     interview_services.interview_end(interview=interview, ended_by=interviewer)

@@ -112,3 +112,17 @@ def editor_replace(page, part_id: str, text: str) -> None:
         }""",
         [f"#part-{part_id} textarea.code", text],
     )
+
+
+@pytest.fixture
+def two_people(browser):
+    """An interviewer's and a candidate's browser pages, in separate contexts (cookies)."""
+    interviewer_context, candidate_context = browser.new_context(), browser.new_context()
+    pages = []
+    for context in (interviewer_context, candidate_context):
+        page = context.new_page()
+        page.set_default_timeout(15_000)
+        pages.append(page)
+    yield pages
+    interviewer_context.close()
+    candidate_context.close()

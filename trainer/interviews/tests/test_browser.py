@@ -12,45 +12,16 @@ import re
 from datetime import timedelta
 
 import pytest
-from celery.contrib.testing.worker import start_worker
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from conftest import PASSWORD
-from trainer.celery import app as celery_app
+from conftest import log_in
 from trainer.interviews import services
 from trainer.interviews.models import Interview, InterviewEvent, Scorecard
 from trainer.interviews.tests.conftest import code_solution, editor_replace
 from trainer.tests.csp_watch import assert_no_csp_violations, watch_csp
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def grading_worker(transactional_db):
-    with start_worker(celery_app, pool="solo", perform_ping_check=False, shutdown_timeout=10):
-        yield
-
-
-@pytest.fixture
-def two_people(browser):
-    interviewer_context, candidate_context = browser.new_context(), browser.new_context()
-    pages = []
-    for context in (interviewer_context, candidate_context):
-        page = context.new_page()
-        page.set_default_timeout(15_000)
-        pages.append(page)
-    yield pages
-    interviewer_context.close()
-    candidate_context.close()
-
-
-def log_in(page, base_url, username):
-    page.goto(f"{base_url}/accounts/login/")
-    page.fill("#id_username", username)
-    page.fill("#id_password", PASSWORD)
-    page.click("main button[type=submit]")
-    page.wait_for_url(f"{base_url}/questions/")
 
 
 def test_interview_from_invitation_to_scorecard(live_server, two_people, interviewer, decode_question, code_question,
