@@ -34,6 +34,14 @@ def softmax_only(monkeypatch):
     return ["--only", "looped-softmax-vocab"]
 
 
+def softmax_solutions():
+    """The solutions question 123 lists: the device check runs each once."""
+    from questions.loader import BANK_DIR, load_file
+
+    part = next(p for p in load_file(BANK_DIR / "kernels/123-looped-softmax-vocab.yaml").data["parts"])
+    return part["solutions"]
+
+
 def scripted(monkeypatch, by_source):
     """judge_kernel answering per solution source, from a dict verdict -> canned()."""
     from grading.kinds.kernel import KernelKind
@@ -62,7 +70,8 @@ def test_everything_as_expected_exits_zero(monkeypatch, softmax_only, capsys):
     assert calls[0] == ("accepted", True, True)  # the reference is compared with do_bench
     assert ("too_slow", True, False) in calls and ("wrong_answer", False, False) in calls
     out = capsys.readouterr().out
-    assert "4 of 4 runs as expected" in out
+    runs = len(softmax_solutions())
+    assert f"{runs} of {runs} runs as expected" in out
     assert "2101 GB/s =  43.8% of peak [pass] do_bench     520.0 us" in out
 
 
@@ -114,7 +123,8 @@ def test_sandbox_mode_sends_every_run_through_the_gpu_sandbox(monkeypatch, softm
 
     monkeypatch.setattr(judging, "judge_kernel", judge_kernel)
     device_check.main([*softmax_only, "--sandbox"])
-    assert len(runners) == 4 and all(run is gpu_sandbox for run in runners)
+    runs = len(softmax_solutions())  # one run per listed solution
+    assert len(runners) == runs and all(run is gpu_sandbox for run in runners)
     runners.clear()
     device_check.main(softmax_only)
-    assert len(runners) == 4 and all(run is plain_runner for run in runners)
+    assert len(runners) == runs and all(run is plain_runner for run in runners)
