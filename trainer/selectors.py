@@ -153,31 +153,40 @@ class PartView(NamedTuple):
     history: list[Attempt]
 
 
+def _practice_answers(user, version):
+    return Attempt.objects.filter(
+        user=user, question_version=version, interview_link__isnull=True, purpose=Attempt.Purpose.ANSWER,
+    )  # newest first
+
+
+def variant_solved(question: Question, answers) -> bool:
+    """Whether the variant's practice `answers` solve it: every auto-graded part has a
+    right answer given before the solution opened (a later wrong answer does not
+    unsolve it: the best answer counts)."""
+    auto_parts = {part.id for part in question.parts if part.is_auto_graded}
+    right = {attempt.part_id for attempt in answers if attempt.correct and not attempt.after_solution}
+    return bool(auto_parts) and right.issuperset(auto_parts)
+
+
 def question_page(*, user, version, seed: int, hints_taken: int, gave_up: bool) -> dict:
     """Everything the question page shows for one variant: the rendered question, each
     part's latest attempt, draft and history, the hints taken so far, and whether the
-    solution is open (two queries: the attempts, the drafts)."""
+    solution is open (three queries: this variant's answers, the history, the drafts)."""
     question = Question.from_data(version.data)
     rendered = rendered_question(version, seed)
-    answers = list(Attempt.objects.filter(
-        user=user, question_version=version, interview_link__isnull=True, purpose=Attempt.Purpose.ANSWER,
-    )[:_HISTORY_FETCHED])  # newest first
-    this_variant = [attempt for attempt in answers if attempt.variant_seed == seed]
+    this_variant = list(_practice_answers(user, version).filter(variant_seed=seed))
     latest = {}
     for attempt in this_variant:
         latest.setdefault(attempt.part_id, attempt)
-    auto_parts = [part.id for part in question.parts if part.is_auto_graded]
-    # Solved: every auto-graded part has a right answer given before the solution opened
-    # (a later wrong answer does not unsolve it: the best answer counts).
-    right = {attempt.part_id for attempt in this_variant if attempt.correct and not attempt.after_solution}
-    solved = bool(auto_parts) and right.issuperset(auto_parts)
+    solved = variant_solved(question, this_variant)
+    earlier = list(_practice_answers(user, version)[:_HISTORY_FETCHED])  # every variant, newest first
     drafts = dict(Draft.objects.filter(user=user, question_id=version.question_id).values_list("part_id", "text"))
     parts = []
     for part in rendered.parts:
         last = latest.get(part.id)
         starter = question.part(part.id).raw.get("starter", "")
         source = drafts.get(part.id, last.answer if last else starter)
-        history = [attempt for attempt in answers if attempt.part_id == part.id][:HISTORY_PER_PART]
+        history = [attempt for attempt in earlier if attempt.part_id == part.id][:HISTORY_PER_PART]
         parts.append(PartView(part, last, explain_review(part, last), source, history))
     return {
         "version": version,
@@ -249,10 +258,10 @@ def verdict_context(attempt, *, part_id: str, reading=None) -> dict:
         context["review"] = explain_review(next(p for p in rendered.parts if p.id == part_id), attempt)
     elif attempt.correct:
         # The answer that solves the question also opens its solution (an out-of-band swap).
-        page = question_page(user=attempt.user, version=attempt.question_version, seed=attempt.variant_seed,
-                             hints_taken=0, gave_up=False)
-        if page["solved"]:
-            context.update(question=page["question"], solution_now=True)
+        answers = _practice_answers(attempt.user, attempt.question_version).filter(variant_seed=attempt.variant_seed)
+        if variant_solved(question, answers):
+            context.update(question=rendered_question(attempt.question_version, attempt.variant_seed),
+                           solution_now=True)
     return context
 
 
