@@ -100,8 +100,8 @@ def bank_cases() -> tuple[list[tuple[dict, dict]], str]:
     """Every numeric and formula part of the bank, in variant seed 1."""
     try:
         from questions import loader
-        from questions.rendering import draw_variant
         from questions.schema import Question
+        from questions.variants import draw_variant
     except ImportError as error:
         return [], f"bank unavailable ({error})"
     if hasattr(loader, "load_bank"):

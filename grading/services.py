@@ -28,8 +28,8 @@ from grading.models import Attempt
 from grading.signals import attempt_scored
 from grading.storable import storable, storable_text
 from grading.verdict import Verdict
-from questions.rendering import draw_variant
 from questions.schema import Question
+from questions.variants import draw_variant
 
 logger = logging.getLogger(__name__)
 

@@ -26,11 +26,11 @@ from latex2mathml.converter import convert_to_element
 from markdown_it import MarkdownIt
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
-from grading import registry, templating, variants
+from grading import registry, templating
 from grading.expressions import ExpressionError, evaluate
-from questions.catalogue import load_catalogue
-from questions.labs import LAB_NAME, Lab, RenderedArtifact, cached_lab
+from questions.labs import RenderedArtifact
 from questions.schema import Question
+from questions.variants import draw_variant, reference_values, solution_context
 
 # ---------------------------------------------------------------- Markdown and math
 
@@ -186,55 +186,6 @@ def render_template(text: str, context) -> str:
         raise templating.TemplateError(f"{stray.group(0)}: unmatched or nested {{% if %}}")
     text = _PLURAL_RE.sub(lambda match: _plural(match, context), text)
     return templating.render_template(text, context)
-
-
-# ---------------------------------------------------------------- variants
-
-
-@functools.cache
-def bank_catalogue():
-    """The GPU/model/dtype/link catalogue, read once per process."""
-    return load_catalogue()
-
-
-@dataclass(frozen=True)
-class Variant:
-    """One draw of a question's parameters and the evaluation context it gives."""
-
-    seed: int | None
-    choices: dict
-    context: object
-    lab: Lab | None = None  # a lab question's generated data; its values are `lab.*` in the context
-
-
-def draw_variant(question: Question, seed: int, *, choices: dict | None = None, catalogue=None) -> Variant:
-    """The variant an attempt with `seed` sees; explicit `choices` (a preview picking a
-    variant) override the drawn ones, name by name."""
-    catalogue = bank_catalogue() if catalogue is None else catalogue
-    drawn = dict(variants.draw_choices(question.params_spec, seed))
-    drawn.update(choices or {})
-    context = variants.build_context(question.params_spec, question.derived, drawn, catalogue)
-    lab = None
-    if question.generator:
-        lab = cached_lab(question.generator, seed or 0, drawn, context, question.raw)
-        context[LAB_NAME] = lab.values
-    return Variant(seed, drawn, context, lab)
-
-
-def reference_values(question: Question, context) -> dict:
-    """Each part's solution value (its kind's `solution_value`: numeric parts' references),
-    what `answers.<part_id>` means in a solution; parts whose kind has none are left out."""
-    values = {}
-    for part in question.parts:
-        value = part.engine.solution_value(part.raw, context)
-        if value is not None:
-            values[part.id] = value
-    return values
-
-
-def solution_context(context, answers: dict):
-    """The context the solution renders in: the variant's, plus `answers`."""
-    return {**context, "answers": answers}
 
 
 # ---------------------------------------------------------------- whole question

@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from grading import registry
+from grading.kinds.base import is_id
 from questions.loader import GENERATOR_SUFFIX, LineMap, Problem
 
 SEED_COUNT = 135  # questions in shared/seed/questions.md; `seed` is a number in 1..SEED_COUNT
 SLUG_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
-PART_ID_PATTERN = re.compile(r"^[a-z0-9_-]+$")
 NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")  # params and derived names
 CATALOGUE_SECTIONS = ("gpus", "models", "dtypes", "links")
 DEFAULT_HINT_COST = 0.1
@@ -369,7 +369,7 @@ def _check_parts(parts: object, report: _Reporter, known_kinds) -> None:
             report.add(path, f"part {index + 1} must be a mapping with id, kind and prompt")
             continue
         part_id = part.get("id")
-        if not (isinstance(part_id, str) and PART_ID_PATTERN.match(part_id)):
+        if not is_id(part_id):
             report.add(path + ("id",), f"part {index + 1}: id {part_id!r} must match [a-z0-9_-]+")
         elif part_id in seen_ids:
             report.add(path + ("id",), f"part id {part_id!r} is used twice (also part {seen_ids[part_id]})")

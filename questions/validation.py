@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grading import expressions, quantities, registry
-from questions import mutations, rendering
+from questions import mutations, rendering, variants
 from questions.catalogue import load_catalogue
 from questions.labs.checks import generator_problems
 from questions.loader import BANK_DIR, LineMap, LoadedFile, Problem, bank_files, load_file, load_text
@@ -180,7 +180,7 @@ def _validate_loaded(loaded: LoadedFile, file_path: Path | None) -> FileReport:
 def _check_catalogue_choices(data: dict, lines: LineMap, source: str) -> list[Problem]:
     """A catalogue parameter's choices are keys of that catalogue section."""
     try:
-        catalogue = _catalogue()
+        catalogue = load_catalogue()
     except Exception as error:  # a broken catalogue is its own test's business
         return [Problem(source, lines.line_of(("params",)), f"the catalogue does not load: {_error_text(error)}")]
     problems = []
@@ -199,11 +199,6 @@ def _check_catalogue_choices(data: dict, lines: LineMap, source: str) -> list[Pr
                     )
                 )
     return problems
-
-
-@functools.cache
-def _catalogue():
-    return load_catalogue()
 
 
 def _check_plain_data(data, lines: LineMap, source: str, path: tuple = ()) -> list[Problem]:
@@ -283,12 +278,13 @@ class _Engine:
         self.registry = registry
         self.quantities = quantities
         self.rendering = rendering
+        self.variants = variants
         self.catalogue = None  # loaded on first use: a broken catalogue is a problem, not a crash
 
     def check(self, question: Question, lines: LineMap, source: str) -> list[Problem]:
         report = _Reporter(source, lines)
         try:
-            self.catalogue = self.rendering.bank_catalogue()
+            self.catalogue = load_catalogue()
         except Exception as error:
             report.add(("params",), f"the catalogue does not load: {_error_text(error)}")
             return report.problems
@@ -296,7 +292,7 @@ class _Engine:
         graded, drawn = 0, []
         for choices in variant_choices(question):
             try:
-                variant = self.rendering.draw_variant(question, 0, choices=choices, catalogue=self.catalogue)
+                variant = self.variants.draw_variant(question, 0, choices=choices, catalogue=self.catalogue)
             except Exception as error:
                 path = _error_path(error, ("derived",))
                 report.add(path, f"cannot build the variant's values: {_error_text(error)}", choices, same_as="context")
@@ -341,7 +337,7 @@ class _Engine:
         build too (reported like a variant that fails, once)."""
         for seed in range(8):
             try:
-                variant = self.rendering.draw_variant(question, seed, catalogue=self.catalogue)
+                variant = self.variants.draw_variant(question, seed, catalogue=self.catalogue)
             except Exception as error:
                 message = f"cannot build the variant's values: {_error_text(error)} (seed {seed})"
                 report.add(_error_path(error, ("derived",)), message, same_as="context")
@@ -350,7 +346,7 @@ class _Engine:
 
     def _check_answers_evaluate(self, question: Question, variant, report: _Reporter) -> dict | None:
         try:
-            return self.rendering.reference_values(question, variant.context)
+            return self.variants.reference_values(question, variant.context)
         except Exception as error:
             failing = self._failing_answer_part(question, variant.context)
             report.add(failing, f"answer does not evaluate: {_error_text(error)}", variant.choices, same_as="answer")
@@ -398,7 +394,7 @@ class _Engine:
             self._render(followup, context, ("followups", index), report, choices)
         if answers is None:
             return
-        solution_context = self.rendering.solution_context(context, answers)
+        solution_context = self.variants.solution_context(context, answers)
         solution = self._render(question.solution, solution_context, ("solution",), report, choices)
         if solution is None:
             return
@@ -489,7 +485,7 @@ class _Engine:
             choices = {param.name: param.choices[0] for param in question.params}
             choices.update(check.when)
             try:
-                variant = self.rendering.draw_variant(question, 0, choices=choices, catalogue=self.catalogue)
+                variant = self.variants.draw_variant(question, 0, choices=choices, catalogue=self.catalogue)
                 value = self.expressions.evaluate(check.expr, variant.context)
                 expected = self.quantities.parse_quantity(str(check.equals))
                 value_magnitude, expected_magnitude = _comparable_magnitudes(value, expected)

@@ -37,7 +37,16 @@ class PartSpec:
 # seed with the attempt and passes it here, so a retry or a replay meets the same tests.
 JUDGE_SEED_KEY = "judge_seed"
 
-_PART_ID = re.compile(r"^[a-z0-9_-]+$")
+# What a part's id, and the ids inside a part (rubric items, options, test groups), are
+# made of: they appear in URLs, form names and stored verdicts.
+ID_PATTERN = re.compile(r"^[a-z0-9_-]+$")
+ID_RULE = "a string of a-z, 0-9, '_' or '-'"
+
+
+def is_id(value) -> bool:
+    """Whether ``value`` is a well-formed id (``ID_PATTERN``)."""
+    return isinstance(value, str) and bool(ID_PATTERN.match(value))
+
 COMMON_KEYS = frozenset({"id", "kind", "prompt", "points"})
 
 
@@ -52,8 +61,8 @@ def common_fields(raw: Mapping, kind: str, allowed: set[str] | frozenset[str]) -
             known = ", ".join(sorted(COMMON_KEYS | set(allowed)))
             raise SpecError(f"unknown key for a {kind} part (known: {known})", str(key))
     part_id = raw.get("id")
-    if not isinstance(part_id, str) or not _PART_ID.match(part_id):
-        raise SpecError("must be a string of a-z, 0-9, '_' or '-'", "id")
+    if not is_id(part_id):
+        raise SpecError(f"must be {ID_RULE}", "id")
     if raw.get("kind") != kind:
         raise SpecError(f"expected {kind!r}, got {raw.get('kind')!r}", "kind")
     prompt = raw.get("prompt", "")

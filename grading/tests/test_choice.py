@@ -223,10 +223,10 @@ PARAMS = {"gpu": {"catalogue": "gpus", "choices": GPUS}, "batch": {"choices": [1
 
 
 def _context(gpu, batch=1):
-    from questions.rendering import bank_catalogue
+    from questions.catalogue import load_catalogue
 
     return build_context(PARAMS, {"floor": "gpu.hbm_bandwidth * batch"}, {"gpu": gpu, "batch": batch},
-                         bank_catalogue())
+                         load_catalogue())
 
 
 def _order(part, context):

@@ -11,9 +11,10 @@ from questions.labs import generator as lab_generator
 from questions.labs.checks import generator_problems
 from questions.labs.display import table_html, trace_svg
 from questions.loader import BANK_DIR, load_file
-from questions.rendering import draw_variant, render_question
+from questions.rendering import render_question
 from questions.schema import Question
 from questions.validation import validate_file
+from questions.variants import draw_variant
 
 LAB_FILE = BANK_DIR / "debugging" / "114-cold-schema-warm-batch-traces.yaml"
 

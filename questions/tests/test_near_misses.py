@@ -9,7 +9,7 @@ import yaml
 
 import grading
 import grading.expressions
-from questions import rendering
+from questions import variants
 from questions.loader import BANK_DIR, load_file
 from questions.schema import Question
 from questions.validation import validate_text
@@ -22,14 +22,14 @@ def question(path):
 def grade(path, part_id, text, **choices):
     q = question(path)
     part = next(p for p in q.parts if p.id == part_id)
-    context = rendering.draw_variant(q, 0, choices=choices).context
+    context = variants.draw_variant(q, 0, choices=choices).context
     return grading.grade(part.raw, text, context)
 
 
 def reference(path, part_id, **choices):
     q = question(path)
-    context = rendering.draw_variant(q, 0, choices=choices).context
-    return rendering.reference_values(q, context)[part_id]
+    context = variants.draw_variant(q, 0, choices=choices).context
+    return variants.reference_values(q, context)[part_id]
 
 
 FLASH = "attention/128-flashattention-l2-reuse.yaml"
@@ -85,7 +85,7 @@ RING = "parallelism/073-ring-allreduce-latency-steps.yaml"
 @pytest.mark.parametrize("model", ["llama33_70b", "llama31_405b"])
 def test_ring_time_rejects_the_full_message_per_step(link, model):
     q = question(RING)
-    context = rendering.draw_variant(q, 0, choices={"link": link, "model": model}).context
+    context = variants.draw_variant(q, 0, choices={"link": link, "model": model}).context
     full = grading.expressions.evaluate("ring_latency_term + steps * msg / beta", context)
     verdict = grade(RING, "ring_time", f"{full.m_as('us'):.6g} us", link=link, model=model)
     assert not verdict.correct and "one chunk" in verdict.feedback
@@ -155,7 +155,7 @@ def test_at_tp8_the_bits_mistake_and_one_gpu_mistake_are_both_named():
     path = "roofline/001-decode-floor-from-weights.yaml"
     choices = {"gpu": "h100_sxm", "model": "llama33_70b", "dtype": "bf16", "batch": 64, "context": 8192}
     q = question(path)
-    context = rendering.draw_variant(q, 0, choices=choices).context
+    context = variants.draw_variant(q, 0, choices=choices).context
     assert context["tp"] == 8
     one_gpu = grading.expressions.evaluate("weight_bytes / gpu.hbm_bandwidth", context).m_as("ms")
     verdict = grade(path, "floor", f"{one_gpu:.4g} ms", **choices)

@@ -8,9 +8,10 @@ import re
 import pytest
 
 from questions.loader import bank_files, load_file
-from questions.rendering import draw_variant, reference_values, render_template, solution_context
+from questions.rendering import render_template
 from questions.schema import Question
 from questions.validation import variant_choices
+from questions.variants import draw_variant, reference_values, solution_context
 
 CONTEXT = {"tp": 1, "gpus": 8, "zero": 0, "half": 0.5, "allreduces": 0, "layers": 80}
 

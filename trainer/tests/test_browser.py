@@ -13,7 +13,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 def _reference(version, seed):
     import grading
-    from questions.rendering import draw_variant
+    from questions.variants import draw_variant
 
     question = version.as_question()
     kind = grading.get_kind("numeric")

@@ -161,7 +161,7 @@ def _solve(user, version):
     """A right answer to the decode question, so the dashboard draws its history lines."""
     import grading
     from grading import services
-    from questions.rendering import draw_variant
+    from questions.variants import draw_variant
 
     question = version.as_question()
     kind = grading.get_kind("numeric")

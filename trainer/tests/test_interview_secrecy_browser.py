@@ -19,7 +19,8 @@ from django.urls import reverse
 import grading
 from conftest import DECODE_FLOOR_YAML, log_in
 from grading.models import Attempt
-from questions.rendering import draw_variant, reference_values, render_question
+from questions.rendering import render_question
+from questions.variants import draw_variant, reference_values
 from trainer.interviews import services as interview_services
 from trainer.interviews.tests.conftest import make_interview
 

@@ -10,8 +10,8 @@ import grading
 from conftest import DECODE_FLOOR_YAML
 from grading import services
 from grading.models import Attempt
-from questions.rendering import draw_variant
 from questions.services import question_save_text
+from questions.variants import draw_variant
 from trainer import item_stats
 from trainer.interviews import services as interview_services
 from trainer.interviews.tests.conftest import make_interview, start

@@ -57,7 +57,7 @@ def test_valid_answer_is_stored_queued_then_graded_by_the_task(
 
 def _reference_answer(version, seed):
     import grading
-    from questions.rendering import draw_variant
+    from questions.variants import draw_variant
 
     question = version.as_question()
     context = draw_variant(question, seed).context

@@ -13,7 +13,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 def _reference(version, part_id, seed):
     import grading
-    from questions.rendering import draw_variant
+    from questions.variants import draw_variant
 
     question = version.as_question()
     part = question.part(part_id)

@@ -58,7 +58,7 @@ def test_list_and_dashboard_queries_do_not_grow_with_attempts(
 
 def test_dashboard_mastery_moves_when_a_question_is_solved(client, login_as, candidate, decode_question):
     import grading
-    from questions.rendering import draw_variant
+    from questions.variants import draw_variant
 
     login_as(candidate)
     before = client.get(reverse("dashboard")).content.decode()

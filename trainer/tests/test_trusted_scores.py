@@ -12,8 +12,8 @@ import grading
 from grading import services
 from grading.models import Attempt
 from questions.loader import load_file
-from questions.rendering import draw_variant
 from questions.tests.factories import store_version
+from questions.variants import draw_variant
 from trainer.models import Draft, Progress
 
 HTMX = {"HTTP_HX_REQUEST": "true"}

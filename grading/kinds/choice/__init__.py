@@ -23,12 +23,11 @@ from dataclasses import dataclass
 
 import pint
 
-from grading.kinds.base import AnswerKind, PartSpec, SpecError, common_fields, render_feedback, require_text
+from grading.kinds.base import AnswerKind, PartSpec, SpecError, common_fields, is_id, render_feedback, require_text
 from grading.templating import TemplateError, render_template
 from grading.verdict import Verdict
 
 MAX_ANSWER_CHARACTERS = 1_000
-_OPTION_ID = re.compile(r"^[a-z0-9_-]+$")
 _SEPARATORS = re.compile(r"[\s,]+")
 OPTION_KEYS = frozenset({"id", "text", "correct", "feedback"})
 PARTIAL_CREDIT_RULE = ("Tick every option that applies. Score: (correct options ticked − wrong options "
@@ -64,7 +63,7 @@ def _load_option(item, index: int) -> ChoiceOption:
     if extra:
         raise SpecError(f"unknown key {sorted(map(str, extra))[0]!r} (known: {', '.join(sorted(OPTION_KEYS))})", label)
     option_id = item.get("id")
-    if not isinstance(option_id, str) or not _OPTION_ID.match(option_id):
+    if not is_id(option_id):
         raise SpecError("must be a string of a-z, 0-9, '_' or '-'", f"{label}.id")
     correct = item.get("correct", False)
     if not isinstance(correct, bool):

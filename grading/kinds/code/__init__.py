@@ -13,7 +13,6 @@ FORMAT.md, "code parts", is the spec format.
 from __future__ import annotations
 
 import html
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
@@ -22,7 +21,7 @@ from grading.judge import validation
 from grading.judge.contract import JudgeNotFound, load_judge
 from grading.judge.feedback import GroupSpec, verdict_from_report
 from grading.judge.runner import Outcome, judge_submission
-from grading.kinds.base import AnswerKind, PartSpec, SpecError, common_fields, require_text
+from grading.kinds.base import AnswerKind, PartSpec, SpecError, common_fields, is_id, require_text
 from grading.kinds.programs import (
     MAX_SOURCE_BYTES,
     example_row,
@@ -36,7 +35,6 @@ from grading.kinds.programs import (
 from grading.sandbox import Limits, SandboxError
 from grading.verdict import ExampleResult, Verdict
 
-_GROUP_ID = re.compile(r"^[a-z0-9_-]+$")
 # Generous for a cold interpreter that imports torch (seconds of CPU on its own); the
 # hidden tests themselves take well under a second for a reasonable solution.
 DEFAULT_LIMITS = {"cpu_seconds": 10.0, "wall_seconds": 20.0, "memory_mb": 1024}
@@ -230,7 +228,7 @@ def _load_groups(raw: Mapping) -> tuple[GroupSpec, ...]:
         label = f"groups[{index}]"
         if not isinstance(item, Mapping) or not {"id", "points"} <= set(item) <= {"id", "points", "description"}:
             raise SpecError("must be {id, points, description}", label)
-        if not isinstance(item["id"], str) or not _GROUP_ID.match(item["id"]):
+        if not is_id(item["id"]):
             raise SpecError("must be a-z, 0-9, '_' or '-'", f"{label}.id")
         points = item["points"]
         if isinstance(points, bool) or not isinstance(points, (int, float)) or points <= 0:

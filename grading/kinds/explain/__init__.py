@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from grading.kinds.base import AnswerKind, PartSpec, SpecError, common_fields, require_text
+from grading.kinds.base import AnswerKind, PartSpec, SpecError, common_fields, is_id, require_text
 from grading.verdict import Verdict
 
 MAX_EXPLANATION_CHARACTERS = 10_000
@@ -16,7 +16,6 @@ MAX_EXPLANATION_CHARACTERS = 10_000
 MIN_EXPLANATION_WORDS = 8
 MIN_DISTINCT_WORDS = 5
 _WORD = re.compile(r"[\w'’.-]+")
-_RUBRIC_ID = re.compile(r"^[a-z0-9_-]+$")
 
 
 @dataclass(frozen=True)
@@ -53,7 +52,7 @@ class ExplainKind(AnswerKind):
             label = f"rubric[{index}]"
             if not isinstance(item, Mapping) or set(item) != {"id", "text"}:
                 raise SpecError("must be {id, text}", label)
-            if not isinstance(item["id"], str) or not _RUBRIC_ID.match(item["id"]):
+            if not is_id(item["id"]):
                 raise SpecError("must be a-z, 0-9, '_' or '-'", f"{label}.id")
             rubric.append(RubricItem(item["id"], require_text(item, "text",
                                                               label=f"{label}.text")))

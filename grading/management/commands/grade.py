@@ -26,8 +26,8 @@ from django.core.management.base import BaseCommand, CommandError
 import grading
 from questions.catalogue import load_catalogue
 from questions.loader import bank_files, load_file
-from questions.rendering import draw_variant
 from questions.schema import Question
+from questions.variants import draw_variant
 
 
 def find_bank_question(slug: str) -> Question:

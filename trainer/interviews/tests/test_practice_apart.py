@@ -8,7 +8,7 @@ from trainer.models import MasterySnapshot, Progress
 
 def _reference(question):
     import grading
-    from questions.rendering import draw_variant
+    from questions.variants import draw_variant
 
     kind = grading.get_kind("numeric")
     part = question.question_version.as_question().part("floor")

@@ -18,8 +18,8 @@ def _latest_attempt(pg):
 
 def _reference(pg, seed):
     import grading
-    from questions.rendering import draw_variant
     from questions.schema import Question
+    from questions.variants import draw_variant
 
     data = pg.execute(
         "SELECT v.data_json FROM questions_questionversion v JOIN questions_question q ON q.current_version_id = v.id "

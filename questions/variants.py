@@ -1,0 +1,58 @@
+"""A question's variant: the parameters an attempt's seed draws, and what they give.
+
+The one place a bank question becomes numbers. `grading.variants` (the engine) draws
+choices and evaluates params and derived values over a catalogue; this module adds what
+the bank brings: the catalogue itself (`load_catalogue`, cached once per process), a
+lab question's generated data, and each part's solution value. Pages, grading,
+validation and the `grade` command all draw through `draw_variant`, so a variant seen
+on the page is the variant graded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from grading import variants
+from questions.catalogue import load_catalogue
+from questions.labs import LAB_NAME, Lab, cached_lab
+from questions.schema import Question
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One draw of a question's parameters and the evaluation context it gives."""
+
+    seed: int | None
+    choices: dict
+    context: object
+    lab: Lab | None = None  # a lab question's generated data; its values are `lab.*` in the context
+
+
+def draw_variant(question: Question, seed: int, *, choices: dict | None = None, catalogue=None) -> Variant:
+    """The variant an attempt with `seed` sees; explicit `choices` (a preview picking a
+    variant) override the drawn ones, name by name."""
+    catalogue = load_catalogue() if catalogue is None else catalogue
+    drawn = dict(variants.draw_choices(question.params_spec, seed))
+    drawn.update(choices or {})
+    context = variants.build_context(question.params_spec, question.derived, drawn, catalogue)
+    lab = None
+    if question.generator:
+        lab = cached_lab(question.generator, seed or 0, drawn, context, question.raw)
+        context[LAB_NAME] = lab.values
+    return Variant(seed, drawn, context, lab)
+
+
+def reference_values(question: Question, context) -> dict:
+    """Each part's solution value (its kind's `solution_value`: numeric parts' references),
+    what `answers.<part_id>` means in a solution; parts whose kind has none are left out."""
+    values = {}
+    for part in question.parts:
+        value = part.engine.solution_value(part.raw, context)
+        if value is not None:
+            values[part.id] = value
+    return values
+
+
+def solution_context(context, answers: dict):
+    """The context the solution renders in: the variant's, plus `answers`."""
+    return {**context, "answers": answers}
