@@ -6,8 +6,15 @@ it forward with conditional updates, so two deliveries of the same task cannot b
 write a verdict.
 """
 
+import functools
+import logging
+
 from django.conf import settings
 from django.db import models
+
+from grading.verdict import Verdict
+
+logger = logging.getLogger(__name__)
 
 
 class Attempt(models.Model):
@@ -71,6 +78,19 @@ class Attempt(models.Model):
     @property
     def is_finished(self) -> bool:
         return self.status in (self.Status.GRADED, self.Status.FAILED)
+
+    @functools.cached_property
+    def stored_verdict(self) -> Verdict | None:
+        """The stored verdict, typed (the one way pages and exports read it); None
+        before grading, or when a row no longer loads (logged: it is a bug, not an
+        answer)."""
+        if not self.verdict:
+            return None
+        try:
+            return Verdict.from_dict(self.verdict)
+        except (ValueError, TypeError) as error:
+            logger.error("attempt %s: stored verdict does not load: %s", self.pk, error)
+            return None
 
 
 class WorkerHeartbeat(models.Model):

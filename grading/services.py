@@ -9,6 +9,7 @@ then FAILED, and counts nowhere).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import secrets
 from dataclasses import dataclass
@@ -345,9 +346,9 @@ def attempt_self_assess(attempt: Attempt, ticked_ids: list[str]) -> Attempt:
         fraction = kind.score_rubric(kind.load_spec(part.raw), ticked_ids)
     except ValueError as error:
         raise SubmitRefused(str(error)) from None
-    verdict = dict(attempt.verdict or {})
-    verdict["rubric_ticked"] = sorted(set(ticked_ids))
-    attempt.verdict = verdict
+    verdict = attempt.stored_verdict or Verdict(valid=True, correct=None, score=0.0)
+    attempt.verdict = storable(dataclasses.replace(verdict, rubric_ticked=tuple(sorted(set(ticked_ids)))).to_dict())
+    attempt.__dict__.pop("stored_verdict", None)  # the cached reading is of the old row
     attempt.score = fraction * hint_factor(question.hint_cost, attempt.hints_used)
     attempt.save(update_fields=["verdict", "score"])
     attempt_scored.send(sender=Attempt, attempt=attempt)

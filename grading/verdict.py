@@ -70,6 +70,39 @@ class ExampleResult:
         return self.outcome == "passed"
 
 
+class Outcome(enum.StrEnum):
+    """What a stored verdict comes to, in one word (``Verdict.outcome``)."""
+
+    CORRECT = "correct"  # graded right: full marks
+    PARTIAL = "partial"  # graded wrong, with some credit (test groups, multi-select options)
+    WRONG = "wrong"  # graded wrong, no credit
+    INVALID = "invalid"  # the answer could not be read: no attempt was spent
+    UNJUDGED = "unjudged"  # read, but a person judges it (explanations), or nothing was graded
+
+
+@dataclass(frozen=True)
+class CaseRecord:
+    """One test case of a code or kernel run, kept with the verdict so pages and
+    exports can list them: its ``name`` and ``group``, whether it is a ``visible``
+    example, its ``outcome`` (``accepted`` or the code verdict that failed it) and
+    ``detail`` (what went wrong, in the words the run may use: a hidden case is
+    described by name, group and shapes only, never its inputs)."""
+
+    name: str
+    group: str
+    visible: bool
+    outcome: str
+    detail: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome == "accepted"
+
+    @property
+    def outcome_label(self) -> str:
+        return self.outcome.replace("_", " ").capitalize()
+
+
 @dataclass(frozen=True)
 class Verdict:
     """The outcome of ``interpret`` or ``grade``.
@@ -89,6 +122,13 @@ class Verdict:
       and counted (``SpeedCheck``); None for every other kind.
     - ``examples``: per visible example, its result (``ExampleResult``), for a run of
       the visible examples; empty otherwise. Never holds a hidden case.
+    - ``cases``: for a graded code or kernel answer, every case it ran (``CaseRecord``),
+      in order; empty for other kinds and for a run that failed as a whole.
+    - ``rubric_ticked``: for a self-assessed answer, the rubric items the candidate
+      ticked; None until they assess it.
+
+    ``outcome`` sums it up (``Outcome``); ``to_dict`` stores it beside the fields, so
+    queries can filter on it.
     """
 
     valid: bool
@@ -101,6 +141,22 @@ class Verdict:
     expected: str = ""
     speed: SpeedCheck | None = None
     examples: tuple[ExampleResult, ...] = ()
+    cases: tuple[CaseRecord, ...] = ()
+    rubric_ticked: tuple[str, ...] | None = None
+
+    @property
+    def outcome(self) -> Outcome:
+        if not self.valid:
+            return Outcome.INVALID
+        if self.correct is None:
+            return Outcome.UNJUDGED
+        if self.correct:
+            return Outcome.CORRECT
+        return Outcome.PARTIAL if self.score > 0 else Outcome.WRONG
+
+    @property
+    def cases_passed(self) -> int:
+        return sum(1 for case in self.cases if case.passed)
 
     def __post_init__(self):
         if not 0.0 <= self.score <= 1.0:
@@ -115,8 +171,9 @@ class Verdict:
                    interpreted_html=html.escape(interpreted), feedback=message)
 
     def to_dict(self) -> dict:
-        """A JSON-ready dict; ``Verdict.from_dict(v.to_dict()) == v``."""
-        return asdict(self)
+        """A JSON-ready dict, with ``outcome`` beside the fields;
+        ``Verdict.from_dict(v.to_dict()) == v``."""
+        return {**asdict(self), "outcome": self.outcome.value}
 
     @classmethod
     def from_dict(cls, data: dict) -> Verdict:
@@ -142,6 +199,12 @@ class Verdict:
         if speed is not None:
             values["speed"] = SpeedCheck.from_dict(speed)
         values["examples"] = _examples_from_list(values.get("examples", ()))
+        values["cases"] = _cases_from_list(values.get("cases", ()))
+        ticked = values.get("rubric_ticked")
+        if ticked is not None:
+            if not isinstance(ticked, (list, tuple)) or not all(isinstance(item, str) for item in ticked):
+                raise ValueError("verdict 'rubric_ticked' must be a list of ids or null")
+            values["rubric_ticked"] = tuple(ticked)
         return cls(**values)
 
 
@@ -156,3 +219,16 @@ def _examples_from_list(items) -> tuple[ExampleResult, ...]:
             raise ValueError("each of verdict 'examples' needs text name, outcome, got, expected, detail")
         examples.append(ExampleResult(**{key: value for key, value in item.items() if key in known}))
     return tuple(examples)
+
+
+def _cases_from_list(items) -> tuple[CaseRecord, ...]:
+    if not isinstance(items, (list, tuple)):
+        raise ValueError("verdict 'cases' must be a list")
+    cases = []
+    for item in items:
+        if not isinstance(item, dict) or not isinstance(item.get("visible"), bool) or not all(
+                isinstance(item.get(key, ""), str) for key in ("name", "group", "outcome", "detail")):
+            raise ValueError("each of verdict 'cases' needs text name, group, outcome, detail and a boolean visible")
+        cases.append(CaseRecord(item.get("name", ""), item.get("group", ""), item["visible"],
+                                item.get("outcome", ""), item.get("detail", "")))
+    return tuple(cases)

@@ -239,11 +239,12 @@ def explain_review(part, attempt) -> dict | None:
     the attempt answered."""
     if attempt is None or attempt.status != Attempt.Status.GRADED or not part.engine.self_assessed:
         return None
-    ticked = set((attempt.verdict or {}).get("rubric_ticked", ()))
+    verdict = attempt.stored_verdict
+    ticked = verdict.rubric_ticked if verdict is not None else None
     return {
         "model_answer_html": part.model_answer_html,
-        "items": [(item["id"], item["text_html"], item["id"] in ticked) for item in part.rubric],
-        "assessed": "rubric_ticked" in (attempt.verdict or {}),
+        "items": [(item["id"], item["text_html"], item["id"] in (ticked or ())) for item in part.rubric],
+        "assessed": ticked is not None,
     }
 
 
@@ -298,6 +299,6 @@ def export_rows(user):
         .values(
             "id", "created_at", "question_version__question__slug", "question_version__number", "part_id",
             "variant_seed", "answer", "status", "correct", "score", "hints_used", "time_taken",
-            "interview_link__question__interview_id", "after_solution", "purpose",
+            "interview_link__question__interview_id", "after_solution", "purpose", "verdict__outcome",
         )
     )

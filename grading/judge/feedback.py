@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from grading.judge.runner import CaseResult, JudgeReport, Outcome
-from grading.verdict import Verdict
+from grading.verdict import CaseRecord, Verdict
 
 _WHOLE_RUN_WORDS = {
     Outcome.TIME_LIMIT: "Time limit exceeded",
@@ -79,6 +79,13 @@ def group_summary(tally: GroupTally, groups: Sequence[GroupSpec]) -> str:
             f"points); failed: {', '.join(tally.failed) or 'none'}.")
 
 
+def case_records(results: Sequence[CaseResult]) -> tuple[CaseRecord, ...]:
+    """Each judged case as the verdict keeps it: name, group, visible or hidden, outcome
+    and the run's own words for what went wrong (never a hidden case's inputs)."""
+    return tuple(CaseRecord(result.case.name, result.case.group, result.visible, result.outcome.value, result.detail)
+                 for result in results)
+
+
 def verdict_from_report(report: JudgeReport, groups: Sequence[GroupSpec], interpreted: str,
                         limits_text: str = "") -> Verdict:
     """The candidate's verdict for one judged submission."""
@@ -98,7 +105,7 @@ def verdict_from_report(report: JudgeReport, groups: Sequence[GroupSpec], interp
         score = min(tally.score, 1.0)
     return Verdict(valid=True, correct=accepted, score=score, interpreted=interpreted,
                    interpreted_html=html.escape(interpreted), feedback=feedback,
-                   mistake=report.outcome.value)
+                   mistake=report.outcome.value, cases=case_records(report.results))
 
 
 def _failure_text(report: JudgeReport, tally: GroupTally, groups: Sequence[GroupSpec]) -> str:

@@ -7,7 +7,7 @@ import pytest
 import grading
 from grading.kinds.base import AnswerKind, SpecError
 from grading.registry import KIND_PATHS, get_kind, kinds, kinds_with, template_dirs
-from grading.verdict import Verdict
+from grading.verdict import CaseRecord, Outcome, Verdict
 
 
 def test_verdict_round_trips_through_json():
@@ -18,12 +18,40 @@ def test_verdict_round_trips_through_json():
 
 
 def test_verdict_from_dict_ignores_extra_keys_and_checks_types():
-    data = Verdict.invalid("empty").to_dict() | {"rubric_ticked": ["a"]}
+    data = Verdict.invalid("empty").to_dict() | {"judged_by": "someone"}
     assert Verdict.from_dict(data) == Verdict.invalid("empty")
     with pytest.raises(ValueError):
         Verdict.from_dict({"valid": "yes", "correct": None, "score": 0})
     with pytest.raises(ValueError):
         Verdict.from_dict({"valid": True, "correct": None, "score": "high"})
+
+
+def test_a_stored_verdict_says_its_outcome_and_keeps_cases_and_ticks():
+    cases = (CaseRecord("tiny", "basics", True, "accepted"),
+             CaseRecord("ragged", "offsets", False, "wrong_answer", "out[1] differs"))
+    verdict = Verdict(valid=True, correct=False, score=0.5, feedback="1 of 2", mistake="wrong_answer", cases=cases)
+    stored = json.loads(json.dumps(verdict.to_dict()))
+    assert stored["outcome"] == "partial"
+    assert Verdict.from_dict(stored) == verdict
+    assert Verdict.from_dict(stored).cases_passed == 1
+    assert cases[1].outcome_label == "Wrong answer"
+    ticked = Verdict(valid=True, correct=None, score=0.0, rubric_ticked=("a", "b"))
+    assert Verdict.from_dict(ticked.to_dict()) == ticked
+    with pytest.raises(ValueError):
+        Verdict.from_dict({**stored, "cases": [{"name": "x"}]})
+    with pytest.raises(ValueError):
+        Verdict.from_dict({**stored, "rubric_ticked": "a"})
+
+
+@pytest.mark.parametrize("verdict, outcome", [
+    (Verdict(valid=True, correct=True, score=1.0), Outcome.CORRECT),
+    (Verdict(valid=True, correct=False, score=0.25), Outcome.PARTIAL),
+    (Verdict(valid=True, correct=False, score=0.0), Outcome.WRONG),
+    (Verdict.invalid("no number"), Outcome.INVALID),
+    (Verdict(valid=True, correct=None, score=0.0), Outcome.UNJUDGED),
+])
+def test_each_verdict_has_one_outcome(verdict, outcome):
+    assert verdict.outcome is outcome
 
 
 def test_verdict_invariants():

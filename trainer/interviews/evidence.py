@@ -26,16 +26,6 @@ TIME_ON_PART_RULE = (
 )
 
 
-def stored_verdict(attempt: Attempt | None) -> Verdict | None:
-    """The attempt's stored verdict, typed; None before grading or if it does not load."""
-    if attempt is None or not attempt.verdict:
-        return None
-    try:
-        return Verdict.from_dict(attempt.verdict)
-    except (ValueError, TypeError):
-        return None
-
-
 def clock(delta: timedelta | None) -> str:
     """A duration as "m:ss" ("" when unknown)."""
     if delta is None:
@@ -67,7 +57,7 @@ class RunEvidence:
 
     @property
     def verdict(self) -> Verdict | None:
-        return stored_verdict(self.attempt)
+        return self.attempt.stored_verdict if self.attempt else None
 
     @property
     def outcome(self) -> str:
@@ -139,7 +129,7 @@ class PartEvidence:
 
     @property
     def verdict(self) -> Verdict | None:
-        return stored_verdict(self.final_attempt)
+        return self.final_attempt.stored_verdict if self.final_attempt else None
 
     @property
     def auto_score(self) -> float | None:

@@ -287,11 +287,11 @@ def verdict_record(attempt) -> InterviewEvent | None:
     link = InterviewAttempt.objects.filter(attempt_id=attempt.id).select_related("question").first()
     if link is None:
         return None
-    verdict = attempt.verdict or {}
+    verdict = attempt.stored_verdict
     return event_append(
         link.question.interview_id, Kind.VERDICT, question=link.question, part_id=attempt.part_id,
         data={"attempt_id": attempt.id, "status": attempt.status, "correct": attempt.correct,
-              "score": attempt.score, "feedback": verdict.get("feedback", "")},
+              "score": attempt.score, "feedback": verdict.feedback if verdict else ""},
     )
 
 

@@ -9,7 +9,7 @@ judgement of every part: a draft is private to its author.
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 
 import grading
@@ -176,10 +176,14 @@ def _event_json(entry: selectors.TimelineEntry) -> dict:
         "part": event.part_id or None, "data": event.data,
     }
     if entry.attempt is not None:
+        verdict = entry.attempt.stored_verdict
         row["attempt"] = {"status": entry.attempt.status, "correct": entry.attempt.correct,
-                          "score": entry.attempt.score, "purpose": entry.attempt.purpose}
+                          "score": entry.attempt.score, "purpose": entry.attempt.purpose,
+                          "outcome": verdict.outcome.value if verdict else None}
+        if verdict is not None and verdict.cases:  # every test a code or kernel answer ran
+            row["attempt"]["cases"] = [asdict(case) for case in verdict.cases]
         if entry.attempt.purpose == Attempt.Purpose.EXAMPLES:  # a run's result is its feedback, one line an example
-            row["attempt"]["feedback"] = (entry.attempt.verdict or {}).get("feedback", "")
+            row["attempt"]["feedback"] = verdict.feedback if verdict else ""
             row["attempt"]["failure_reason"] = entry.attempt.failure_reason
     if entry.diff:
         row["diff"] = entry.diff
@@ -343,7 +347,8 @@ def _event_markdown(entry: selectors.TimelineEntry) -> list[str]:
     elif event.kind == Kind.CODE_RUN:
         _add_text(lines, run_outcome(entry))
         lines += md.fence(data.get("source", ""), "python")
-        output = (entry.attempt.verdict or {}).get("feedback", "") if entry.attempt else ""
+        verdict = entry.attempt.stored_verdict if entry.attempt else None
+        output = verdict.feedback if verdict else ""
         if output:
             lines += md.fence(output, "text")
     elif event.kind == Kind.CLOSED:

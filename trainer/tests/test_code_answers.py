@@ -49,6 +49,24 @@ def test_accepted_and_wrong_code_get_their_verdicts(candidate, sampler_question)
     assert Progress.objects.get(user=candidate).attempted
 
 
+def test_every_case_a_code_answer_ran_is_kept_and_shown(client, login_as, candidate, sampler_question):
+    part = _code_part(sampler_question)
+    wrong = services.attempt_grade(services.attempt_submit(
+        user=candidate, version=sampler_question, part_id=part.id, seed=1,
+        answer=_solution(part, "wrong_answer")).attempt.id)
+    verdict = Attempt.objects.get(pk=wrong.pk).stored_verdict
+    assert verdict.outcome in ("wrong", "partial") and verdict.cases
+    assert any(case.visible for case in verdict.cases) and any(not case.visible for case in verdict.cases)
+    failed = [case for case in verdict.cases if not case.passed]
+    assert failed and all(case.detail for case in failed)
+    assert verdict.cases_passed == len(verdict.cases) - len(failed)
+
+    login_as(candidate)
+    page = client.get(reverse("attempt-status", args=[wrong.pk]), **HTMX).content.decode()
+    assert f"{verdict.cases_passed} of {len(verdict.cases)} tests passed" in page
+    assert page.count('data-case-outcome="') == len(verdict.cases)
+
+
 def test_running_the_examples_is_shown_but_never_scored(client, login_as, candidate, sampler_question):
     part = _code_part(sampler_question)
     login_as(candidate)

@@ -26,6 +26,9 @@ EXPORT_FIELDS = [
     # be able to tell them apart too.
     ("context", "context"), ("interview_link__question__interview_id", "interview"),
     ("after_solution", "after_solution"), ("purpose", "purpose"),
+    # The stored verdict's one word (grading.verdict.Outcome): correct, partial, wrong,
+    # unjudged; empty for answers graded before verdicts carried it.
+    ("verdict__outcome", "outcome"),
 ]
 
 

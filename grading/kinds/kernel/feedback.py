@@ -26,7 +26,7 @@ from __future__ import annotations
 import html
 
 from gpu_runner import timing
-from grading.judge.feedback import case_groups, group_summary, tally_groups
+from grading.judge.feedback import case_groups, case_records, group_summary, tally_groups
 from grading.kinds.kernel.judging import KernelOutcome, KernelReport, LaunchCheck, ShapeTiming, SpeedSpec
 from grading.verdict import SpeedCheckStatus, Verdict
 
@@ -71,7 +71,8 @@ def verdict_from_kernel_report(report: KernelReport, speed: SpeedSpec, interpret
     lines.append(speed_score_line(report))
     return Verdict(valid=True, correct=outcome.correct, score=kernel_score(report),
                    interpreted=interpreted, interpreted_html=html.escape(interpreted),
-                   feedback="\n".join(lines), mistake=outcome.value, speed=report.speed)
+                   feedback="\n".join(lines), mistake=outcome.value, speed=report.speed,
+                   cases=case_records(report.correctness.results))
 
 
 def speed_score_line(report: KernelReport) -> str:
