@@ -175,7 +175,7 @@ def solution_problem(spec, solution, report) -> str:
     code part ``spec`` states, and fails exactly its ``failing_groups`` when it lists
     them; else what went otherwise."""
     failure = report.first_failure
-    if report.outcome is not solution.verdict:
+    if report.outcome != solution.verdict:
         where = f" on {failure.case.name!r}: {failure.detail}" if failure else f": {report.detail}"
         return f"got {report.outcome.value}{where}"
     if solution.failing_groups is not None:

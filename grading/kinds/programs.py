@@ -9,13 +9,15 @@ from __future__ import annotations
 import ast
 import re
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
 from grading.judge.cases import Case
 from grading.judge.contract import Judge, JudgeNotFound, judge_path
-from grading.kinds.base import JUDGE_SEED_KEY, SpecError, require_text
+from grading.kinds.base import JUDGE_SEED_KEY, PartSpec, SpecError, require_text
 from grading.verdict import Verdict
 
 MAX_SOURCE_BYTES = 64 * 1024
@@ -101,6 +103,78 @@ def sandbox_unavailable_reason() -> str:
 
 
 # ---------------------------------------------------------------- spec pieces
+
+
+@dataclass(frozen=True)
+class ProgramSolution:
+    """An author's solution and the verdict it must get (one of its kind's verdict
+    words: ``accepted``, ``wrong_answer``, ``too_slow``...); ``failing_groups``, when
+    given (code parts), is exactly the set of test groups it must fail."""
+
+    code: str
+    verdict: str
+    why: str = ""
+    failing_groups: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class ProgramSpec(PartSpec):
+    """What code and kernel parts share: the entrypoint the judge calls, the judge file,
+    the starter, the author's solutions and the part's limits over its kind's
+    ``default_limits``."""
+
+    default_limits: ClassVar[dict] = {}
+
+    entrypoint: str = ""
+    judge: str = ""
+    starter: str = ""
+    solutions: tuple[ProgramSolution, ...] = ()
+    limits: tuple[tuple[str, float], ...] = ()
+
+    @property
+    def limits_dict(self) -> dict:
+        return {**self.default_limits, **dict(self.limits)}
+
+    @property
+    def reference_source(self) -> str:
+        """The first solution whose verdict is ``accepted``: the part's reference."""
+        return next(solution.code for solution in self.solutions if solution.verdict == ACCEPTED)
+
+
+ACCEPTED = "accepted"
+
+
+def load_solutions(raw: Mapping, entrypoint: str, *, verdicts: Collection[str],
+                   read: Callable[[str, str], object], group_ids: Collection[str] | None = None,
+                   ) -> tuple[ProgramSolution, ...]:
+    """A code or kernel part's ``solutions``, checked: each is ``{verdict, code, why}``
+    (plus ``failing_groups`` where the part has ``group_ids``), its verdict one of
+    ``verdicts``, its code read by ``read(code, entrypoint)`` (the kind's own reading;
+    a ``Verdict`` back means it does not read); at least one is ``accepted``."""
+    items = raw.get("solutions")
+    if not isinstance(items, list) or not items:
+        raise SpecError("needs a list of {verdict, code, why}: one accepted, and the wrong ones", "solutions")
+    keys = ("verdict", "code", "failing_groups", "why") if group_ids is not None else ("verdict", "code", "why")
+    solutions = []
+    for index, item in enumerate(items):
+        label = f"solutions[{index}]"
+        if not isinstance(item, Mapping) or not {"verdict", "code"} <= set(item) <= set(keys):
+            raise SpecError(f"must be {{{', '.join(keys)}}}", label)
+        if item["verdict"] not in verdicts:
+            raise SpecError(f"must be one of {', '.join(verdicts)}", f"{label}.verdict")
+        reading = read(require_text(item, "code", label=f"{label}.code"), entrypoint)
+        if isinstance(reading, Verdict):
+            raise SpecError(reading.feedback, f"{label}.code")
+        failing = item.get("failing_groups")
+        if failing is not None:
+            if not isinstance(failing, list) or not all(group in group_ids for group in failing):
+                raise SpecError("must list ids from the part's groups", f"{label}.failing_groups")
+            failing = tuple(sorted(failing))
+        solutions.append(ProgramSolution(code=item["code"], verdict=str(item["verdict"]), why=str(item.get("why", "")),
+                                         failing_groups=failing))
+    if not any(solution.verdict == ACCEPTED for solution in solutions):
+        raise SpecError("needs a reference solution with verdict accepted", "solutions")
+    return tuple(solutions)
 
 
 def load_program_fields(raw: Mapping, read_starter) -> tuple[str, str]:

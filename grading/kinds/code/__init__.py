@@ -16,17 +16,21 @@ import html
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import ClassVar
 
 from grading.judge import validation
 from grading.judge.contract import JudgeNotFound, load_judge
 from grading.judge.feedback import GroupSpec, verdict_from_report
 from grading.judge.runner import Outcome, judge_submission
-from grading.kinds.base import AnswerKind, PartSpec, SpecError, common_fields, is_id, require_text
+from grading.kinds.base import AnswerKind, SpecError, common_fields, is_id, require_text
 from grading.kinds.programs import (
     MAX_SOURCE_BYTES,
+    ProgramSolution,
+    ProgramSpec,
     example_row,
     load_limits,
     load_program_fields,
+    load_solutions,
     read_source,
     sandbox_unavailable_reason,
     shorten,
@@ -51,29 +55,11 @@ class CodeExample:
 
 
 @dataclass(frozen=True)
-class ExampleSolution:
-    """An author's solution and the verdict it must get; ``failing_groups``, when
-    given, is exactly the set of groups it must fail."""
+class CodeSpec(ProgramSpec):
+    default_limits: ClassVar[dict] = DEFAULT_LIMITS
 
-    code: str
-    verdict: Outcome
-    failing_groups: tuple[str, ...] | None = None
-    why: str = ""
-
-
-@dataclass(frozen=True)
-class CodeSpec(PartSpec):
-    entrypoint: str = ""
-    judge: str = ""
-    starter: str = ""
     examples: tuple[CodeExample, ...] = ()
     groups: tuple[GroupSpec, ...] = ()
-    solutions: tuple[ExampleSolution, ...] = ()
-    limits: tuple[tuple[str, float], ...] = ()
-
-    @property
-    def limits_dict(self) -> dict:
-        return {**DEFAULT_LIMITS, **dict(self.limits)}
 
 
 class CodeKind(AnswerKind):
@@ -150,13 +136,13 @@ class CodeKind(AnswerKind):
                        examples=examples)
 
     def reference_answer(self, spec: CodeSpec, context: Mapping) -> str:
-        return next(solution.code for solution in spec.solutions if solution.verdict is Outcome.ACCEPTED)
+        return spec.reference_source
 
     def mistake_answers(self, spec: CodeSpec, context: Mapping) -> list[tuple[str, str]]:
         """Each wrong example solution and its verdict name (what ``Verdict.mistake``
         holds when it is graded)."""
-        return [(solution.code, solution.verdict.value) for solution in spec.solutions
-                if solution.verdict is not Outcome.ACCEPTED]
+        return [(solution.code, solution.verdict) for solution in spec.solutions
+                if solution.verdict != Outcome.ACCEPTED]
 
     def validate_part(self, spec: CodeSpec, context: Mapping) -> list[str]:
         return validate_code_part(spec, context)
@@ -239,35 +225,10 @@ def _load_groups(raw: Mapping) -> tuple[GroupSpec, ...]:
     return tuple(groups)
 
 
-def _load_solutions(raw: Mapping, entrypoint: str) -> tuple[ExampleSolution, ...]:
-    items = raw.get("solutions")
-    if not isinstance(items, list) or not items:
-        raise SpecError("needs a list of {verdict, code}: one accepted, and the wrong ones", "solutions")
+def _load_solutions(raw: Mapping, entrypoint: str) -> tuple[ProgramSolution, ...]:
     group_ids = {group.id for group in _load_groups(raw)}
-    verdicts = {outcome.value: outcome for outcome in Outcome}
-    solutions = []
-    for index, item in enumerate(items):
-        label = f"solutions[{index}]"
-        if (not isinstance(item, Mapping)
-                or not {"verdict", "code"} <= set(item) <= {"verdict", "code", "failing_groups", "why"}):
-            raise SpecError("must be {verdict, code, failing_groups, why}", label)
-        verdict = verdicts.get(item["verdict"])
-        if verdict is None:
-            raise SpecError(f"must be one of {', '.join(verdicts)}", f"{label}.verdict")
-        code = require_text(item, "code", label=f"{label}.code")
-        reading = read_source(code, entrypoint)
-        if isinstance(reading, Verdict):
-            raise SpecError(reading.feedback, f"{label}.code")
-        failing = item.get("failing_groups")
-        if failing is not None:
-            if not isinstance(failing, list) or not all(group in group_ids for group in failing):
-                raise SpecError("must list ids from the part's groups", f"{label}.failing_groups")
-            failing = tuple(sorted(failing))
-        solutions.append(ExampleSolution(code=item["code"], verdict=verdict, failing_groups=failing,
-                                         why=str(item.get("why", ""))))
-    if not any(solution.verdict is Outcome.ACCEPTED for solution in solutions):
-        raise SpecError("needs at least one solution with verdict accepted", "solutions")
-    return tuple(solutions)
+    return load_solutions(raw, entrypoint, verdicts=[outcome.value for outcome in Outcome], read=read_source,
+                          group_ids=group_ids)
 
 
 def validate_code_part(spec, context: Mapping, *, run_solutions: bool = True, require_sandbox: bool = True,
@@ -294,11 +255,11 @@ def validate_code_part(spec, context: Mapping, *, run_solutions: bool = True, re
         return [f"part {spec.id!r}: the example solutions were not run: {unavailable}"] if require_sandbox else []
     limits = sandbox_limits(spec)
     for index, solution in enumerate(spec.solutions):
-        for seed in seeds[:2] if solution.verdict is Outcome.ACCEPTED else seeds[:1]:
+        for seed in seeds[:2] if solution.verdict == Outcome.ACCEPTED else seeds[:1]:
             report = judge_submission(judge=judge, source=solution.code, entrypoint=spec.entrypoint,
                                       seed=seed, limits=limits)
             problem = validation.solution_problem(spec, solution, report)
             if problem:
-                problems.append(f"part {spec.id!r}: solutions[{index}] ({solution.verdict.value}): {problem}")
+                problems.append(f"part {spec.id!r}: solutions[{index}] ({solution.verdict}): {problem}")
                 break
     return problems

@@ -38,19 +38,23 @@ import html
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import timedelta
+from typing import ClassVar
 
 from gpu_runner import devices, process
 from grading.judge.contract import JudgeNotFound, load_judge
-from grading.kinds.base import AnswerKind, PartSpec, SpecError, common_fields, require_text
+from grading.kinds.base import AnswerKind, SpecError, common_fields, require_text
 from grading.kinds.kernel import validation
 from grading.kinds.kernel.feedback import verdict_from_kernel_report
 from grading.kinds.kernel.judging import KernelReport, SpeedSpec, judge_kernel
 from grading.kinds.kernel.problem import KernelJudge
 from grading.kinds.programs import (
     MAX_SOURCE_BYTES,
+    ProgramSolution,
+    ProgramSpec,
     judge_example_rows,
     load_limits,
     load_program_fields,
+    load_solutions,
     read_source,
     sandbox_unavailable_reason,
     submission_seed,
@@ -71,33 +75,14 @@ NOT_A_KERNEL_JUDGE = "the judge must be a grading.kinds.kernel.problem.KernelJud
 
 
 @dataclass(frozen=True)
-class KernelSolution:
-    """An author's solution and the verdict it must get on a GPU: ``accepted`` (the
-    reference: reaches the threshold), ``too_slow`` (correct, fails the speed test), or a
-    correctness failure. Under the interpreter the first two are both correct, speed
-    not measured."""
+class KernelSpec(ProgramSpec):
+    """Solutions' verdicts on a GPU: ``accepted`` (the reference: reaches the
+    threshold), ``too_slow`` (correct, fails the speed test), or a correctness failure.
+    Under the interpreter the first two are both correct, speed not measured."""
 
-    code: str
-    verdict: str
-    why: str = ""
+    default_limits: ClassVar[dict] = DEFAULT_LIMITS
 
-
-@dataclass(frozen=True)
-class KernelSpec(PartSpec):
-    entrypoint: str = ""
-    judge: str = ""
-    starter: str = ""
     speed: SpeedSpec | None = None
-    solutions: tuple[KernelSolution, ...] = ()
-    limits: tuple[tuple[str, float], ...] = ()
-
-    @property
-    def limits_dict(self) -> dict:
-        return {**DEFAULT_LIMITS, **dict(self.limits)}
-
-    @property
-    def reference_source(self) -> str:
-        return next(solution.code for solution in self.solutions if solution.verdict == "accepted")
 
 
 class KernelKind(AnswerKind):
@@ -266,24 +251,8 @@ def _load_speed(raw: Mapping) -> SpeedSpec:
                      share=float(item.get("share", 0.5)))
 
 
-def _load_solutions(raw: Mapping, entrypoint: str) -> tuple[KernelSolution, ...]:
-    items = raw.get("solutions")
-    if not isinstance(items, list) or not items:
-        raise SpecError("needs a list of {verdict, code, why}: accepted, too_slow and wrong ones", "solutions")
-    solutions = []
-    for index, item in enumerate(items):
-        label = f"solutions[{index}]"
-        if not isinstance(item, Mapping) or not {"verdict", "code"} <= set(item) <= {"verdict", "code", "why"}:
-            raise SpecError("must be {verdict, code, why}", label)
-        if item["verdict"] not in SOLUTION_VERDICTS:
-            raise SpecError(f"must be one of {', '.join(SOLUTION_VERDICTS)}", f"{label}.verdict")
-        reading = read_kernel_source(require_text(item, "code", label=f"{label}.code"), entrypoint)
-        if isinstance(reading, Verdict):
-            raise SpecError(reading.feedback, f"{label}.code")
-        solutions.append(KernelSolution(code=item["code"], verdict=item["verdict"], why=str(item.get("why", ""))))
-    if not any(solution.verdict == "accepted" for solution in solutions):
-        raise SpecError("needs a reference solution with verdict accepted", "solutions")
-    return tuple(solutions)
+def _load_solutions(raw: Mapping, entrypoint: str) -> tuple[ProgramSolution, ...]:
+    return load_solutions(raw, entrypoint, verdicts=SOLUTION_VERDICTS, read=read_kernel_source)
 
 
 def validate_kernel_part(spec, context: Mapping, *, require_sandbox: bool = True,
