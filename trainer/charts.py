@@ -2,8 +2,7 @@
 
 from dataclasses import dataclass
 
-PALETTE = ["#2457c5", "#d9480f", "#2b8a3e", "#862e9c", "#c92a2a", "#0b7285",
-           "#e67700", "#5c940d", "#364fc7", "#a61e4d", "#495057"]
+from questions.labs.charts import PALETTE  # one palette for the site's charts, the labs' too
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""The data a lab question carries: tables, traces and event logs, as typed values.
+"""The data a lab question carries: tables, traces, event logs and charts, as typed values.
 
 A generator (`questions.labs.generator`) returns these; each knows its bytes
 (`to_bytes()`, what the download link serves), its content type and its file name.
@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -176,8 +177,89 @@ class EventLogArtifact:
         return "".join(line + "\n" for line in self.lines).encode("utf-8")
 
 
-Artifact = TableArtifact | TraceArtifact | EventLogArtifact
-ARTIFACT_TYPES = (TableArtifact, TraceArtifact, EventLogArtifact)
+CHART_STYLES = ("line", "scatter", "bar")
+
+
+def _finite(value, where: str) -> int | float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ArtifactError(f"{where}: {type(value).__name__} value {value!r}; use a number")
+    if not math.isfinite(value):
+        raise ArtifactError(f"{where}: {value!r} is not a finite number")
+    return value
+
+
+@dataclass(frozen=True)
+class Series:
+    """One named run of (x, y) points of a chart; x ascending for a line."""
+
+    label: str
+    points: tuple[tuple[float, float], ...]
+
+    def __post_init__(self):
+        if not isinstance(self.label, str) or not self.label:
+            raise ArtifactError(f"series label {self.label!r} must be non-empty text")
+        points = []
+        for index, point in enumerate(self.points):
+            where = f"series {self.label!r} point {index + 1}"
+            if isinstance(point, (str, bytes)) or len(point) != 2:
+                raise ArtifactError(f"{where}: {point!r} must be an (x, y) pair")
+            points.append((_finite(point[0], where), _finite(point[1], where)))
+        if not points:
+            raise ArtifactError(f"series {self.label!r} has no points")
+        object.__setattr__(self, "points", tuple(points))
+
+
+@dataclass(frozen=True)
+class ChartArtifact:
+    """Series of (x, y) points drawn as lines, scattered dots or bars; served as CSV in
+    long form (`series,x,y`, one row per point), shown as an SVG chart. `x_label` and
+    `y_label` name the axes with their units. A "bar" chart's x is a bin's left edge or
+    a category index; every bar is as wide as the smallest spacing between xs."""
+
+    name: str
+    x_label: str
+    y_label: str
+    series: tuple[Series, ...]
+    style: str = "line"
+    title: str = ""
+
+    kind = "chart"
+    extension = "csv"
+    content_type = "text/csv; charset=utf-8"
+
+    def __post_init__(self):
+        _check_name(self.name)
+        for axis in (self.x_label, self.y_label, self.title):
+            if not isinstance(axis, str):
+                raise ArtifactError(f"{self.name}: axis labels and the title must be text, not {axis!r}")
+        if self.style not in CHART_STYLES:
+            raise ArtifactError(f"{self.name}: style {self.style!r} is not one of {', '.join(CHART_STYLES)}")
+        object.__setattr__(self, "series", tuple(self.series))
+        if not self.series:
+            raise ArtifactError(f"{self.name}: a chart needs at least one series")
+        labels = set()
+        for series in self.series:
+            if not isinstance(series, Series):
+                raise ArtifactError(f"{self.name}: series must be Series values, not {type(series).__name__}")
+            if series.label in labels:
+                raise ArtifactError(f"{self.name}: two series are called {series.label!r}")
+            labels.add(series.label)
+            xs = [x for x, _ in series.points]
+            if self.style == "line" and any(later < earlier for earlier, later in zip(xs, xs[1:])):
+                raise ArtifactError(f"{self.name}: series {series.label!r} is a line, so its x must ascend")
+            if self.style == "bar" and len(set(xs)) != len(xs):
+                raise ArtifactError(f"{self.name}: series {series.label!r} has two bars at one x")
+
+    def to_bytes(self) -> bytes:
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(("series", "x", "y"))
+        writer.writerows((series.label, x, y) for series in self.series for x, y in series.points)
+        return buffer.getvalue().encode("utf-8")
+
+
+Artifact = TableArtifact | TraceArtifact | EventLogArtifact | ChartArtifact
+ARTIFACT_TYPES = (TableArtifact, TraceArtifact, EventLogArtifact, ChartArtifact)
 
 
 def filename(artifact: Artifact) -> str:

@@ -1,6 +1,6 @@
 """Artifacts shown the way people read them: a table as an HTML table, a trace as an
 SVG timeline of its tracks (one row per pid/tid, one rect per span, a time axis), an
-event log as preformatted text.
+event log as preformatted text, a chart as an SVG chart (`questions.labs.charts`).
 
 The markup is built here, server-side, with every value escaped, and uses classes only
 (the pages' Content-Security-Policy allows no inline style or script); the colours and
@@ -9,11 +9,18 @@ the scrolling box live in static/trainer/app.css.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from html import escape
 
-from questions.labs.artifacts import Artifact, EventLogArtifact, TableArtifact, TraceArtifact, filename
+from questions.labs.artifacts import (
+    Artifact,
+    ChartArtifact,
+    EventLogArtifact,
+    TableArtifact,
+    TraceArtifact,
+    filename,
+)
+from questions.labs.charts import chart_svg, nice_step
 
 SPAN_COLOURS = 8  # span-c0 .. span-c7 in app.css; a span name keeps its colour on every row
 LABEL_WIDTH = 190
@@ -47,6 +54,8 @@ def render_artifact(artifact: Artifact) -> RenderedArtifact:
         markup = trace_svg(artifact)
     elif isinstance(artifact, EventLogArtifact):
         markup = log_html(artifact)
+    elif isinstance(artifact, ChartArtifact):
+        markup = chart_svg(artifact)
     else:
         raise TypeError(f"not an artifact: {artifact!r}")
     return RenderedArtifact(
@@ -77,16 +86,6 @@ def log_html(log: EventLogArtifact) -> str:
     return f'<pre class="artifact-log">{escape(chr(10).join(log.lines))}</pre>'
 
 
-def _nice_step(span: float, ticks: int = 6) -> float:
-    """A 1, 2 or 5 times a power of ten giving about `ticks` intervals over `span`."""
-    raw = span / ticks
-    power = 10 ** math.floor(math.log10(raw))
-    for multiple in (1, 2, 5, 10):
-        if raw <= multiple * power:
-            return multiple * power
-    return 10 * power
-
-
 def _ms(microseconds: float) -> str:
     return f"{microseconds / 1000:.3f}".rstrip("0").rstrip(".") + " ms"
 
@@ -107,7 +106,7 @@ def trace_svg(trace: TraceArtifact) -> str:
     width = LABEL_WIDTH + PLOT_WIDTH + 10
     out = [f'<svg class="trace-timeline" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
            f'role="img" aria-label="{escape(trace.title or trace.name)}: timeline of {len(events)} spans">']
-    step = _nice_step(duration)
+    step = nice_step(duration)
     tick = 0.0
     while tick <= duration + 1e-9:
         x = LABEL_WIDTH + tick * scale

@@ -131,7 +131,7 @@ def _checked(output) -> LabOutput:
     names = set()
     for artifact in output.artifacts:
         if not isinstance(artifact, ARTIFACT_TYPES):
-            raise SpecError(f"artifact {artifact!r} is not a table, trace or event log", "generator")
+            raise SpecError(f"artifact {artifact!r} is not a table, trace, event log or chart", "generator")
         if filename(artifact) in names:
             raise SpecError(f"two artifacts are called {filename(artifact)!r}", "generator")
         names.add(filename(artifact))
