@@ -73,12 +73,14 @@ def _cell(value) -> str:
 
 
 def table_html(table: TableArtifact) -> str:
-    """The table in a box that scrolls when long (its header stays in view). Headers
-    carry `data-sort` (the column index) for a sorting script, which is not written yet."""
-    head = "".join(f'<th scope="col" data-sort="{index}">{escape(column)}</th>'
-                   for index, column in enumerate(table.columns))
+    """The table in a box that scrolls when long (its header stays in view). Each header
+    is a `<button>` in its `<th>` for static/trainer/artifacts.js, which sorts the rows
+    by that column on a click, or on Enter or Space, and sets the `<th>`'s `aria-sort`."""
+    head = "".join(f'<th scope="col" data-sort="{index}"><button type="button" class="sort-button">'
+                   f"{escape(column)}</button></th>" for index, column in enumerate(table.columns))
     body = "".join("<tr>" + "".join(_cell(value) for value in row) + "</tr>" for row in table.rows)
-    return (f'<div class="artifact-table"><table class="sortable" data-artifact="{escape(table.name)}">'
+    return (f'<div class="artifact-table" tabindex="0" role="region" aria-label="{escape(table.title or table.name)}">'
+            f'<table class="sortable" data-artifact="{escape(table.name)}">'
             f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>")
 
 
