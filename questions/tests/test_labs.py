@@ -115,5 +115,6 @@ def test_the_rendered_question_carries_the_artifacts(lab_question):
 def test_table_headers_are_buttons_a_script_sorts_by():
     html = table_html(TableArtifact("steps", ("step", "stall <us>"), [(1, 2.5)], title="Per step"))
     assert html.count('<button type="button" class="sort-button">') == 2
-    assert '<th scope="col" data-sort="1"><button type="button" class="sort-button">stall &lt;us&gt;</button></th>' in html
+    assert ('<th scope="col" data-sort="1"><button type="button" class="sort-button">stall &lt;us&gt;</button>'
+            "</th>") in html
     assert 'role="region" aria-label="Per step"' in html  # the scrolling box is reachable and named

@@ -388,8 +388,21 @@ def live_code_context(interview: Interview) -> dict:
     return {"interview": interview, "live_code": editor_states(interview)}
 
 
+def lab_questions(interview: Interview) -> list[tuple[InterviewQuestion, object]]:
+    """The interview's lab questions, each with its RenderedQuestion for the candidate's
+    version and variant, whose `artifacts` are what the room showed: one query, and the
+    data comes from the per-process lab cache (questions.labs.cached_lab), not a new run."""
+    rows = []
+    for iq in interview.questions.select_related("question_version"):
+        schema = Question.from_data(iq.question_version.data)
+        if schema.generator:
+            rows.append((iq, render_question(schema, iq.variant_seed)))
+    return rows
+
+
 def monitor(interview: Interview) -> dict:
-    """The panel's live page: every question with its solution, the invitation, the record."""
+    """The panel's live page: every question with its solution (a lab's artifacts
+    included, as the candidate sees them), the invitation, the record."""
     rendered = [
         (iq, render_question(Question.from_data(iq.question_version.data), iq.variant_seed))
         for iq in interview.questions.select_related("question_version")
@@ -398,6 +411,7 @@ def monitor(interview: Interview) -> dict:
         **timeline_context(interview),
         **live_code_context(interview),
         "questions": rendered,
+        "has_artifacts": any(question.artifacts for _, question in rendered),
         "panel": list(interview.interviewers.all()),
         "snapshot_count": InterviewEvent.objects.filter(
             interview=interview, kind=InterviewEvent.Kind.CODE_SNAPSHOT

@@ -148,7 +148,8 @@ def _rows(entries: list[selectors.TimelineEntry], playback_list: list[Playback])
 def transcript(interview: Interview, user) -> dict:
     """Everything the transcript page shows to panel member `user`: the timeline with
     the editor snapshots in line, each code part's playback, the evidence of every part,
-    and the scorecards `user` may read with their judgements."""
+    the data of its lab questions as the candidate saw it, and the scorecards `user` may
+    read with their judgements."""
     entries = selectors.timeline(interview, include_snapshots=True)
     attach_code_diffs(entries)
     playback_list = playbacks(interview, entries)
@@ -158,6 +159,7 @@ def transcript(interview: Interview, user) -> dict:
         "rows": _rows(entries, playback_list),
         "playbacks": playback_list,
         "scores": selectors.question_scores(interview),
+        "lab_questions": selectors.lab_questions(interview),
         "evidence": evidence,
         "time_rule": TIME_ON_PART_RULE,
         "scorecards": [(card, judged_parts(evidence, card.judgements.all()))
