@@ -24,6 +24,8 @@ KIND_PATHS: dict[str, str] = {
     "code": "grading.kinds.code.CodeKind",
     "kernel": "grading.kinds.kernel.KernelKind",
     "choice": "grading.kinds.choice.ChoiceKind",
+    "order": "grading.kinds.order.OrderKind",
+    "match": "grading.kinds.match.MatchKind",
 }
 
 _KINDS: dict[str, AnswerKind] = {}
