@@ -86,7 +86,7 @@ def test_kinds_are_asked_by_capability():
 
 
 def test_each_kind_states_what_it_can_do():
-    assert kinds_with("auto_graded") == ["choice", "code", "formula", "kernel", "numeric"]
+    assert kinds_with("auto_graded") == ["choice", "code", "formula", "kernel", "match", "numeric", "order"]
     assert kinds_with("self_assessed") == ["explain"]
     assert kinds_with("needs_gpu") == ["kernel"]
     assert kinds_with("has_examples") == ["code"]
