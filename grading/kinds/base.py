@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import numbers
+import random
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import ClassVar
+
+import pint
 
 from grading.templating import TemplateError, render_template
 from grading.verdict import Verdict
@@ -271,3 +275,34 @@ def render_feedback(text: str, context) -> str:
         return render_template(text, context)
     except TemplateError:
         return text
+
+
+# ---------------------------------------------------------------- shuffled displays
+
+
+def variant_key(context: Mapping) -> str:
+    """A text identifying the variant ``context`` was built for (the context holds no
+    seed): each top-level value, by name, sorted; a catalogue entry (a param such as
+    ``gpu``) by its own ``key``, a plain value (a plain param, a derived value) by its
+    text; catalogue sections (mappings of entries) are skipped. Params and derived values
+    are a pure function of the drawn choices, so the key is the same for every draw of
+    one variant, in every process."""
+    pieces = []
+    for name in sorted(map(str, context)):
+        value = context[name]
+        if isinstance(value, Mapping):
+            if isinstance(value.get("key"), str):
+                pieces.append(f"{name}={value['key']}")
+        elif isinstance(value, (str, numbers.Number, pint.Quantity)):
+            pieces.append(f"{name}={value}")
+    return ";".join(pieces)
+
+
+def variant_shuffled(items, part_id: str, context: Mapping) -> list:
+    """``items`` in the order one variant shows them (options, steps, the right-hand
+    column): a shuffle seeded by the part's id and ``variant_key(context)``, so every
+    page view, grading and process shows one variant the same order, and another
+    variant another."""
+    shuffled = list(items)
+    random.Random(f"{part_id}|{variant_key(context)}").shuffle(shuffled)
+    return shuffled

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import grading
-from grading.kinds.base import SpecError
-from grading.kinds.choice import PARTIAL_CREDIT_RULE, variant_key
+from grading.kinds.base import SpecError, variant_key
+from grading.kinds.choice import PARTIAL_CREDIT_RULE
 from grading.variants import build_context
 
 HTMX = {"HTTP_HX_REQUEST": "true"}

@@ -190,9 +190,9 @@ PARAMS = {"gpu": {"catalogue": "gpus", "choices": GPUS}}
 
 
 def _context(gpu):
-    from questions.rendering import bank_catalogue
+    from questions.catalogue import load_catalogue
 
-    return build_context(PARAMS, {}, {"gpu": gpu}, bank_catalogue())
+    return build_context(PARAMS, {}, {"gpu": gpu}, load_catalogue())
 
 
 def test_lefts_keep_their_order_and_rights_are_shuffled_per_variant():

@@ -216,9 +216,9 @@ PARAMS = {"gpu": {"catalogue": "gpus", "choices": GPUS}, "batch": {"choices": [1
 
 
 def _context(gpu, batch=1):
-    from questions.rendering import bank_catalogue
+    from questions.catalogue import load_catalogue
 
-    return build_context(PARAMS, {}, {"gpu": gpu, "batch": batch}, bank_catalogue())
+    return build_context(PARAMS, {}, {"gpu": gpu, "batch": batch}, load_catalogue())
 
 
 def _shown(part, context):

@@ -15,8 +15,8 @@ from questions.labs import generator as lab_generator
 from questions.labs.charts import PALETTE, bar_width, chart_svg, nice_axis, tick_values
 from questions.labs.checks import generator_problems
 from questions.loader import BANK_DIR, load_file
-from questions.rendering import draw_variant
 from questions.schema import Question
+from questions.variants import draw_variant
 
 LAB_FILE = BANK_DIR / "debugging" / "114-cold-schema-warm-batch-traces.yaml"
 

@@ -15,15 +15,20 @@ it is correct only with score 1 (every correct option, no wrong one).
 from __future__ import annotations
 
 import html
-import numbers
-import random
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-import pint
-
-from grading.kinds.base import AnswerKind, PartSpec, SpecError, common_fields, is_id, render_feedback, require_text
+from grading.kinds.base import (
+    AnswerKind,
+    PartSpec,
+    SpecError,
+    common_fields,
+    is_id,
+    render_feedback,
+    require_text,
+    variant_shuffled,
+)
 from grading.templating import TemplateError, render_template
 from grading.verdict import Verdict
 
@@ -82,24 +87,6 @@ def _load_option(item, index: int) -> ChoiceOption:
                         correct=correct, feedback=feedback)
 
 
-def variant_key(context: Mapping) -> str:
-    """A text identifying the variant ``context`` was built for (the context holds no
-    seed): each top-level value, by name, sorted; a catalogue entry (a param such as
-    ``gpu``) by its own ``key``, a plain value (a plain param, a derived value) by its
-    text; catalogue sections (mappings of entries) are skipped. Params and derived values
-    are a pure function of the drawn choices, so the key is the same for every draw of
-    one variant, in every process."""
-    pieces = []
-    for name in sorted(map(str, context)):
-        value = context[name]
-        if isinstance(value, Mapping):
-            if isinstance(value.get("key"), str):
-                pieces.append(f"{name}={value['key']}")
-        elif isinstance(value, (str, numbers.Number, pint.Quantity)):
-            pieces.append(f"{name}={value}")
-    return ";".join(pieces)
-
-
 class ChoiceKind(AnswerKind):
     """``choice`` parts (FORMAT.md): ``options`` (a list of {id, text, correct,
     feedback}) and ``multiple`` (default false)."""
@@ -140,7 +127,7 @@ class ChoiceKind(AnswerKind):
         ``rule``, the partial-credit rule a multiple-answer part states."""
         spec = self.load_spec(raw)
         options = [{"id": option.id, "text": render_feedback(option.text, context)} for option in spec.options]
-        random.Random(f"{spec.id}|{variant_key(context)}").shuffle(options)
+        options = variant_shuffled(options, spec.id, context)
         return {"options": options, "multiple": spec.multiple, "rule": PARTIAL_CREDIT_RULE if spec.multiple else ""}
 
     # -- candidate side: never raises because of the text -----------------------------

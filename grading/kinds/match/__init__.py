@@ -17,19 +17,25 @@ not named (``expected``, revealed after answering, has them all).
 from __future__ import annotations
 
 import html
-import random
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from grading.kinds.base import AnswerKind, PartSpec, SpecError, common_fields, render_feedback, require_text
-from grading.kinds.choice import variant_key
+from grading.kinds.base import (
+    AnswerKind,
+    PartSpec,
+    SpecError,
+    common_fields,
+    is_id,
+    render_feedback,
+    require_text,
+    variant_shuffled,
+)
 from grading.templating import TemplateError, render_template
 from grading.verdict import Verdict
 
 MAX_ANSWER_CHARACTERS = 4_000
 MIN_PAIRS = 2
-_ID = re.compile(r"^[a-z0-9_-]+$")
 _PAIR_SEPARATORS = re.compile(r"[,;\n]+")
 ENTRY_KEYS = frozenset({"id", "text"})
 PAIR_KEYS = frozenset({"left", "right"})
@@ -78,7 +84,7 @@ def _load_entry(raw, label: str) -> MatchEntry:
     if extra:
         raise SpecError(f"unknown key {sorted(map(str, extra))[0]!r} (known: id, text)", label)
     entry_id = raw.get("id")
-    if not isinstance(entry_id, str) or not _ID.match(entry_id):
+    if not is_id(entry_id):
         raise SpecError("must be a string of a-z, 0-9, '_' or '-'", f"{label}.id")
     return MatchEntry(id=entry_id, text=require_text(raw, "text", label=f"{label}.text"))
 
@@ -178,7 +184,7 @@ class MatchKind(AnswerKind):
         ``variant_key(context)``), and ``rule``."""
         spec = self.load_spec(raw)
         rights = [{"id": entry.id, "text": render_feedback(entry.text, context)} for entry in spec.rights]
-        random.Random(f"{spec.id}|{variant_key(context)}").shuffle(rights)
+        rights = variant_shuffled(rights, spec.id, context)
         lefts = [{"id": entry.id, "text": render_feedback(entry.text, context)} for entry in spec.lefts]
         return {"lefts": lefts, "rights": rights, "rule": rule_text(len(lefts))}
 

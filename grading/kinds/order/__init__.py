@@ -22,19 +22,25 @@ exists: a list with no neighbours out of order is in order); then the author's
 from __future__ import annotations
 
 import html
-import random
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from grading.kinds.base import AnswerKind, PartSpec, SpecError, common_fields, render_feedback, require_text
-from grading.kinds.choice import variant_key
+from grading.kinds.base import (
+    AnswerKind,
+    PartSpec,
+    SpecError,
+    common_fields,
+    is_id,
+    render_feedback,
+    require_text,
+    variant_shuffled,
+)
 from grading.templating import TemplateError, render_template
 from grading.verdict import Verdict
 
 MAX_ANSWER_CHARACTERS = 2_000
 MIN_ITEMS = 3
-_ITEM_ID = re.compile(r"^[a-z0-9_-]+$")
 _SEPARATORS = re.compile(r"[\s,;]+")
 ITEM_KEYS = frozenset({"id", "text"})
 PAIR_KEYS = frozenset({"before", "after", "feedback"})
@@ -131,7 +137,7 @@ def _load_item(raw, index: int) -> OrderItem:
     if extra:
         raise SpecError(f"unknown key {sorted(map(str, extra))[0]!r} (known: id, text)", label)
     item_id = raw.get("id")
-    if not isinstance(item_id, str) or not _ITEM_ID.match(item_id):
+    if not is_id(item_id):
         raise SpecError("must be a string of a-z, 0-9, '_' or '-'", f"{label}.id")
     return OrderItem(id=item_id, text=require_text(raw, "text", label=f"{label}.text"))
 
@@ -234,7 +240,7 @@ class OrderKind(AnswerKind):
         ``typed`` (their ids in that order, what the form starts with) and ``rule``."""
         spec = self.load_spec(raw)
         items = [{"id": item.id, "text": render_feedback(item.text, context)} for item in spec.items]
-        random.Random(f"{spec.id}|{variant_key(context)}").shuffle(items)
+        items = variant_shuffled(items, spec.id, context)
         if tuple(item["id"] for item in items) == spec.ids:
             items = items[1:] + items[:1]  # a rotation of three or more items is never the identity
         return {"items": items, "typed": ", ".join(item["id"] for item in items), "rule": rule_text(len(items))}
