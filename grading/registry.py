@@ -67,15 +67,26 @@ def kinds_with(capability: str) -> list[str]:
     return [name for name in kinds() if getattr(get_kind(name), capability)]
 
 
-def template_dirs() -> list[Path]:
-    """Each kind package's ``templates/`` folder, for Django's template loader: a kind
-    owns its answer form and verdict partials (``kinds/<name>/....html``)."""
+def _package_dirs(name: str) -> list[Path]:
+    """Each kind package's ``name`` folder that exists, in registry order."""
     dirs = []
     for dotted in KIND_PATHS.values():
         module_path = dotted.rpartition(".")[0]
         spec = importlib.util.find_spec(module_path)
         if spec is not None and spec.submodule_search_locations:
-            folder = Path(next(iter(spec.submodule_search_locations))) / "templates"
+            folder = Path(next(iter(spec.submodule_search_locations))) / name
             if folder.is_dir():
                 dirs.append(folder)
     return dirs
+
+
+def template_dirs() -> list[Path]:
+    """Each kind package's ``templates/`` folder, for Django's template loader: a kind
+    owns its answer form and verdict partials (``kinds/<name>/....html``)."""
+    return _package_dirs("templates")
+
+
+def static_dirs() -> list[Path]:
+    """Each kind package's ``static/`` folder, for Django's static files: a kind owns
+    the script and styles its answer form needs (``kinds/<name>.js``)."""
+    return _package_dirs("static")

@@ -137,7 +137,7 @@ AXES_LOCKOUT_CALLABLE = "trainer.login_throttle.lockout_response"
 
 # --- Static files ---------------------------------------------------------------------
 STATIC_URL = "static/"
-STATICFILES_DIRS = [BASE_DIR / "static"]
+STATICFILES_DIRS = [BASE_DIR / "static", *grading.registry.static_dirs()]  # and each kind's own
 STATIC_ROOT = Path(env_str("STATIC_ROOT", str(VAR_DIR / "staticfiles")))
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
