@@ -6,8 +6,9 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
+from questions.loader import BANK_DIR, load_file
 from questions.models import Question
-from questions.tests.factories import write_question
+from questions.tests.factories import store_version, write_question
 
 pytestmark = pytest.mark.django_db
 
@@ -66,3 +67,12 @@ def test_validate_one_slug(tmp_path):
 
 def test_validate_the_stored_versions(stored_question):
     assert "decode-floor-test v1: OK" in run("validate_questions", "--database")
+
+
+def test_list_as_json_names_a_lab_questions_artifacts():
+    store_version(load_file(BANK_DIR / "debugging" / "114-cold-schema-warm-batch-traces.yaml").data)
+    [row] = json.loads(run("list_questions", "--json"))
+    files = {item["file"]: item["kind"] for item in row["artifacts"]}
+    assert {"table", "trace", "log"} <= set(files.values())
+    assert all(name.endswith({"table": ".csv", "trace": ".json", "log": ".log", "chart": ".csv"}[kind])
+               for name, kind in files.items())
