@@ -48,9 +48,10 @@ def draw_choices(params_spec: Mapping, seed: int) -> dict:
 
 def plain_value(value, *, label: str):
     """A param choice or catalogue field as the context holds it: strings that start
-    with a digit are quantities (dimensionless ones become floats), other strings stay
-    text, numbers stay numbers."""
-    if isinstance(value, str) and value[:1].isdigit():
+    with a digit, or a minus sign and a digit, are quantities (dimensionless ones become
+    floats; a lab's measured change may be negative), other strings stay text, numbers
+    stay numbers."""
+    if isinstance(value, str) and value.removeprefix("-")[:1].isdigit():
         try:
             quantity = parse_quantity(value)
         except ExpressionError as error:

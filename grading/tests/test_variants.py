@@ -3,7 +3,7 @@
 import pytest
 
 from grading.kinds.base import SpecError
-from grading.variants import build_context, draw_choices
+from grading.variants import build_context, draw_choices, plain_value
 
 CATALOGUE = {
     "gpus": {
@@ -93,3 +93,11 @@ def test_bad_catalogue_quantity_names_the_field():
     with pytest.raises(SpecError) as caught:
         build_context({}, {}, {}, catalogue)
     assert caught.value.key == "catalogue.gpus.x.memory"
+
+
+def test_quantity_text_may_be_negative_and_other_text_stays_text():
+    change = plain_value("-95.9 us", label="lab value")
+    assert change.m_as("us") == pytest.approx(-95.9)
+    assert plain_value("-0.25", label="x") == pytest.approx(-0.25)
+    assert plain_value("h100", label="x") == "h100"
+    assert plain_value("-", label="x") == "-"
