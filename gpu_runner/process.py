@@ -26,6 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from gpu_runner import devices
 from grading import sandbox
 from grading.sandbox import install as sandbox_install
 from grading.sandbox.devices import check_devices
@@ -84,6 +85,18 @@ def _venv_version(config: Path) -> str | None:
         if key.strip() == "version" and value.strip().count(".") >= 1:
             return ".".join(value.strip().split(".")[:2])
     return None
+
+
+def kernel_place() -> tuple[bool, str]:
+    """(on_gpu, note): a kernel run uses a GPU when this machine has one and the sandbox
+    can give it to a run; a GPU the sandbox cannot reach is named in the note."""
+    name = devices.local_gpu_name()
+    if name is None:
+        return False, ""
+    missing = gpu_sandbox_missing()
+    if missing:
+        return False, f"this grader has a {name}, but {missing}"
+    return True, ""
 
 
 def sandbox_runner(on_gpu: bool):

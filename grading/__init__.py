@@ -14,6 +14,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 
+from grading.effects import Effects
 from grading.kinds.base import AnswerKind, PartSpec, SpecError
 from grading.registry import get_kind, kinds, kinds_with
 from grading.verdict import Verdict
@@ -58,11 +59,11 @@ def load_part(part: Mapping | PartSpec) -> PartSpec:
     return spec
 
 
-def _run(method: str, part, text, context) -> Verdict:
+def _run(method: str, part, text, context, **options) -> Verdict:
     spec = load_part(part)
     kind = get_kind(spec.kind)
     try:
-        return getattr(kind, method)(spec, text, context)
+        return getattr(kind, method)(spec, text, context, **options)
     except SpecError:
         raise
     except Exception:
@@ -73,10 +74,12 @@ def _run(method: str, part, text, context) -> Verdict:
                                "another way")
 
 
-def grade(part: Mapping | PartSpec, text: str, context: Mapping) -> Verdict:
+def grade(part: Mapping | PartSpec, text: str, context: Mapping, *, effects: Effects | None = None) -> Verdict:
     """Grade ``text`` for ``part`` in ``context``. Never raises because of ``text``;
-    raises ``SpecError`` when the part or its reference is broken (an author's fault)."""
-    return _run("grade", part, text, context)
+    raises ``SpecError`` when the part or its reference is broken (an author's fault).
+    ``effects`` (``grading.effects``): the sandbox, judges and GPU that a part that runs
+    code uses; None for this machine's."""
+    return _run("grade", part, text, context, **({"effects": effects} if effects is not None else {}))
 
 
 def interpret(part: Mapping | PartSpec, text: str, context: Mapping) -> Verdict:

@@ -25,6 +25,7 @@ from django.utils import timezone
 import grading
 from gpu_runner.routing import queue_for
 from grading.kinds.base import JUDGE_SEED_KEY, SpecError
+from grading.machine import local_effects
 from grading.models import Attempt
 from grading.signals import attempt_scored
 from grading.storable import storable, storable_text
@@ -257,9 +258,9 @@ def _grade_claimed(attempt: Attempt) -> Attempt:
         context = {**context, JUDGE_SEED_KEY: attempt.judge_seed}
     if attempt.purpose == Attempt.Purpose.EXAMPLES:
         kind = grading.get_kind(part.kind)
-        verdict = kind.try_examples(kind.load_spec(part.raw), attempt.answer)
+        verdict = kind.try_examples(kind.load_spec(part.raw), attempt.answer, effects=local_effects())
     else:
-        verdict = grading.grade(part.raw, attempt.answer, context)
+        verdict = grading.grade(part.raw, attempt.answer, context, effects=local_effects())
     if not verdict.valid:
         # The answer was readable when it was accepted: an invalid verdict now means the
         # grader could not run it (no sandbox, a sandbox failure), not a wrong answer.

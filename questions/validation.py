@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grading import expressions, quantities, registry
+from grading.machine import local_effects
 from questions import mutations, rendering, variants
 from questions.catalogue import load_catalogue
 from questions.labs.checks import generator_problems
@@ -279,6 +280,7 @@ class _Engine:
         self.quantities = quantities
         self.rendering = rendering
         self.variants = variants
+        self.effects = local_effects()  # the sandbox that runs example solutions, the bank's judges
         self.catalogue = None  # loaded on first use: a broken catalogue is a problem, not a crash
 
     def check(self, question: Question, lines: LineMap, source: str) -> list[Problem]:
@@ -449,7 +451,8 @@ class _Engine:
             if part.id not in specs:
                 continue
             try:
-                problems = self.registry.get_kind(part.kind).validate_part(specs[part.id], variant.context)
+                problems = self.registry.get_kind(part.kind).validate_part(specs[part.id], variant.context,
+                                                                           effects=self.effects)
             except Exception as error:
                 problems = [f"checking the part fails: {_error_text(error)}"]
             for problem in problems:

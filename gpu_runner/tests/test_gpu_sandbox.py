@@ -1,6 +1,6 @@
 """The GPU worker's path to the sandbox, without a GPU: when this machine has NVIDIA
 device nodes (here: stand-ins made for the test, the same character device as
-/dev/null), ``grading_place`` chooses the GPU and ``sandbox_runner(on_gpu=True)`` gives
+/dev/null), ``process.kernel_place`` chooses the GPU and ``sandbox_runner(on_gpu=True)`` gives
 each run a fresh sandbox holding those nodes and nothing else from /dev. What CUDA then
 does with them needs a GPU: ``python -m gpu_runner.device_check --sandbox`` on a GPU
 worker."""
@@ -13,7 +13,6 @@ import uuid
 import pytest
 
 from gpu_runner import process
-from grading.kinds.kernel import grading_place
 from grading.sandbox import Limits, sandbox_available
 
 AVAILABLE, WHY_NOT = sandbox_available()
@@ -61,7 +60,7 @@ def test_missing_python_headers_are_named(monkeypatch, tmp_path):
 def test_with_device_nodes_kernels_go_to_the_gpu_in_a_sandbox_holding_them(monkeypatch, stand_in_nodes):
     monkeypatch.setattr("gpu_runner.devices.local_gpu_name", lambda: "NVIDIA H200")
     assert process.triton_toolchain_missing() == ""  # this machine has gcc and the headers
-    assert grading_place() == (True, "")
+    assert process.kernel_place() == (True, "")
     source = ("import json, os, sys\n"
               "nodes = sorted(n for n in os.listdir('/dev') if n.startswith('trainer-test-nvidia'))\n"
               "json.dump({'nodes': nodes, 'sys': os.path.isdir('/sys/devices')},"

@@ -13,6 +13,7 @@ from typing import ClassVar
 
 import pint
 
+from grading.effects import Effects
 from grading.templating import TemplateError, render_template
 from grading.verdict import Verdict
 
@@ -209,9 +210,12 @@ class AnswerKind(ABC):
         ``correct`` is None, ``score`` 0, ``expected`` empty (nothing is revealed)."""
 
     @abstractmethod
-    def grade(self, spec: PartSpec, text: str, context: Mapping) -> Verdict:
+    def grade(self, spec: PartSpec, text: str, context: Mapping, effects: Effects | None = None) -> Verdict:
         """Grade ``text`` against the reference evaluated over ``context`` (the
-        variant's values). Invalid input: ``valid=False``, no score."""
+        variant's values). Invalid input: ``valid=False``, no score. ``effects`` are the
+        side effects a kind that runs code needs (``grading.effects``: the sandbox, the
+        judge, the GPU), passed in by the caller; None means this machine's
+        (``grading.machine.local_effects()``). Kinds that run nothing ignore them."""
 
     @abstractmethod
     def reference_answer(self, spec: PartSpec, context: Mapping) -> str:
@@ -230,7 +234,7 @@ class AnswerKind(ABC):
         None (the default): the kind has no such band."""
         return None
 
-    def validate_part(self, spec: PartSpec, context: Mapping) -> list[str]:
+    def validate_part(self, spec: PartSpec, context: Mapping, effects: Effects | None = None) -> list[str]:
         """Problems beyond the reference and the listed mistakes that only this kind can
         check (code: run every example solution and compare with its expected verdict).
         Called by the bank's validation once per question; the default has none."""
@@ -251,7 +255,7 @@ class AnswerKind(ABC):
         evaluating the author's expression raises (validation reports it)."""
         return None
 
-    def try_examples(self, spec: PartSpec, text: str) -> Verdict:
+    def try_examples(self, spec: PartSpec, text: str, effects: Effects | None = None) -> Verdict:
         """Run ``text`` on the part's visible examples only, for kinds that have them
         (``has_examples``): a verdict whose feedback shows each example's outcome,
         never graded. Same error contract as ``grade``."""

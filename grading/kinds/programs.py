@@ -90,18 +90,6 @@ def submission_seed(context: Mapping) -> int:
     return secrets.randbits(63)
 
 
-def sandbox_unavailable_reason() -> str:
-    """"" when the sandbox can run code here, else why not."""
-    # Imported here, not at the top, so that a sandbox that cannot even import (a broken
-    # install, a platform without its system calls) is a reason given, not a crash.
-    try:
-        from grading.sandbox import sandbox_available
-    except Exception as error:  # noqa: BLE001 - a missing or broken install says why
-        return f"the sandbox does not import: {error}"
-    ok, reason = sandbox_available()
-    return "" if ok else (reason or "the sandbox is not installed")
-
-
 # ---------------------------------------------------------------- spec pieces
 
 

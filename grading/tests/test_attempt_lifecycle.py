@@ -34,7 +34,7 @@ def _submit(user, version, answer=None):
 
 
 def _grader_says(monkeypatch, outcome):
-    def fake_grade(part, text, context):
+    def fake_grade(part, text, context, **options):
         if isinstance(outcome, BaseException):
             raise outcome
         return outcome
@@ -205,7 +205,7 @@ def test_a_code_attempts_hidden_test_seed_is_stored_and_reused_by_every_retry(
     assert attempt.judge_seed is not None and attempt.judge_seed >= 2**31  # drawn from 63 bits
     seeds = []
 
-    def fake_grade(part, text, context):
+    def fake_grade(part, text, context, **options):
         seeds.append(context["judge_seed"])
         raise RuntimeError("the sandbox vanished")
 

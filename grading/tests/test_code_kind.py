@@ -8,9 +8,11 @@ import time
 import pytest
 
 import grading
+from grading.judge.contract import JudgeNotFound
 from grading.kinds import code as code_kind
 from grading.kinds.base import SpecError
 from grading.kinds.code import CodeKind, read_source, submission_seed, validate_code_part
+from grading.machine import local_effects
 from grading.registry import get_kind
 from questions.loader import bank_files, load_file
 from questions.schema import Question
@@ -141,18 +143,36 @@ def test_the_hidden_seed_comes_from_the_context_or_is_fresh():
     assert submission_seed({"judge_seed": True}) not in (0, 1)  # a bool is not a seed: a fresh one is drawn
 
 
-def test_without_a_sandbox_code_is_not_graded_and_nothing_runs(top_p, monkeypatch, tmp_path):
-    monkeypatch.setattr(code_kind, "sandbox_unavailable_reason", lambda: "bubblewrap is not installed")
-    monkeypatch.setattr(code_kind, "judge_submission", lambda **kwargs: pytest.fail("must not run code"))
-    verdict = grading.grade(top_p, "def top_p_keep(l, p, t):\n    return l > 0\n", {})
+def _no_sandbox(reason):
+    """Effects of a machine without a sandbox: anything that tries to run code fails the test."""
+    return local_effects().replace(sandbox_unavailable=lambda: reason,
+                                   run_python=lambda **kwargs: pytest.fail("must not run code"))
+
+
+def test_without_a_sandbox_code_is_not_graded_and_nothing_runs(top_p):
+    verdict = grading.grade(top_p, "def top_p_keep(l, p, t):\n    return l > 0\n", {},
+                            effects=_no_sandbox("bubblewrap is not installed"))
     assert not verdict.valid and "bubblewrap is not installed" in verdict.feedback and verdict.score == 0
 
 
-def test_validation_without_a_sandbox_says_the_solutions_were_not_run(top_p, monkeypatch):
-    monkeypatch.setattr(code_kind, "sandbox_unavailable_reason", lambda: "no sandbox here")
-    problems = validate_code_part(top_p, {})
+def test_validation_without_a_sandbox_says_the_solutions_were_not_run(top_p):
+    problems = validate_code_part(top_p, {}, effects=_no_sandbox("no sandbox here"))
     assert problems == ["part 'keep': the example solutions were not run: no sandbox here"]
-    assert validate_code_part(top_p, {}, require_sandbox=False) == []
+    assert validate_code_part(top_p, {}, require_sandbox=False, effects=_no_sandbox("no sandbox here")) == []
+
+
+def test_the_judge_a_code_part_meets_comes_from_its_effects(top_p):
+    """The kind reads no bank folder itself: the judge is whatever its effects load."""
+    asked = []
+
+    def load_judge(path, part_id):
+        asked.append((path, part_id))
+        raise JudgeNotFound("no bank on this test machine")
+
+    with pytest.raises(SpecError, match="no bank on this test machine"):
+        grading.grade(top_p, "def top_p_keep(l, p, t):\n    return l > 0\n", {},
+                      effects=local_effects().replace(sandbox_unavailable=lambda: "", load_judge=load_judge))
+    assert asked == [(top_p["judge"], "keep")]
 
 
 # ---------------------------------------------------------------- validation, trusted side

@@ -4,7 +4,8 @@ fixed seeds); skipped, with the sandbox's reason, where there is no sandbox."""
 
 import pytest
 
-from grading.kinds.code import sandbox_unavailable_reason, validate_code_part
+from grading.kinds.code import validate_code_part
+from grading.machine import sandbox_unavailable_reason
 from grading.tests.test_code_kind import BANK_CODE_PARTS
 
 REASON = sandbox_unavailable_reason()

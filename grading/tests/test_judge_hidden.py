@@ -23,7 +23,7 @@ from grading.judge import Case, Judge, Outcome, judge_submission
 from grading.judge.compare import describe_mismatch
 from grading.judge.contract import load_judge
 from grading.judge.feedback import verdict_from_report
-from grading.kinds.code import sandbox_unavailable_reason
+from grading.machine import sandbox_unavailable_reason
 from grading.registry import get_kind
 from questions.loader import BANK_DIR, load_file
 from questions.schema import Question

@@ -16,8 +16,8 @@ from gpu_runner.process import plain_runner
 from grading.judge import Case, Judge, Outcome, judge_submission
 from grading.judge.contract import load_judge
 from grading.judge.feedback import verdict_from_report
-from grading.kinds.code import sandbox_unavailable_reason
 from grading.kinds.kernel import judging
+from grading.machine import sandbox_unavailable_reason
 from grading.management.commands.grade import verdict_word
 from grading.verdict import Verdict
 from questions.loader import BANK_DIR, load_file

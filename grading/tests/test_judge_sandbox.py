@@ -10,7 +10,8 @@ import textwrap
 import pytest
 
 import grading
-from grading.kinds.code import sandbox_unavailable_reason, validate_code_part
+from grading.kinds.code import validate_code_part
+from grading.machine import sandbox_unavailable_reason
 from grading.registry import get_kind
 from questions.loader import BANK_DIR, load_file
 from questions.schema import Question

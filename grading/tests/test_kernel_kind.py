@@ -7,13 +7,14 @@ import json
 import pytest
 
 import grading
+from gpu_runner import process
 from gpu_runner.devices import DeviceReading
 from gpu_runner.timing import Peak, Work, judge_speed
 from grading.judge.runner import JudgeReport, Outcome
 from grading.kinds.base import SpecError
-from grading.kinds.kernel import KernelKind, feedback, grading_place, read_kernel_source
+from grading.kinds.kernel import KernelKind, feedback, read_kernel_source
 from grading.kinds.kernel.judging import KernelOutcome, KernelReport, ShapeTiming, SpeedSpec
-from grading.kinds.programs import sandbox_unavailable_reason
+from grading.machine import sandbox_unavailable_reason
 from grading.registry import get_kind, kinds
 from grading.verdict import SpeedCheck, SpeedCheckStatus, Verdict
 from questions.loader import BANK_DIR, load_file
@@ -78,13 +79,14 @@ def test_reading_needs_a_triton_kernel_and_never_runs_the_code():
 
 def test_without_a_gpu_grading_happens_under_the_interpreter(monkeypatch):
     monkeypatch.setattr("gpu_runner.devices.local_gpu_name", lambda: None)
-    assert grading_place() == (False, "")
+    assert process.kernel_place() == (False, "")
 
 
 def test_a_gpu_the_sandbox_cannot_reach_is_named(monkeypatch):
     monkeypatch.setattr("gpu_runner.devices.local_gpu_name", lambda: "NVIDIA H200")
     monkeypatch.setattr("gpu_runner.process.gpu_sandbox_missing", lambda: "the sandbox cannot bind GPU devices yet")
-    assert grading_place() == (False, "this grader has a NVIDIA H200, but the sandbox cannot bind GPU devices yet")
+    assert process.kernel_place() == (
+        False, "this grader has a NVIDIA H200, but the sandbox cannot bind GPU devices yet")
 
 
 # ---------------------------------------------------------------- the verdict

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import ClassVar
 
+from grading.effects import Effects
 from grading.judge import validation
-from grading.judge.contract import JudgeNotFound, load_judge
+from grading.judge.contract import JudgeNotFound
 from grading.judge.feedback import GroupSpec, verdict_from_report
 from grading.judge.runner import Outcome, judge_submission
 from grading.kinds.base import AnswerKind, SpecError, common_fields, is_id, require_text
@@ -32,10 +33,10 @@ from grading.kinds.programs import (
     load_program_fields,
     load_solutions,
     read_source,
-    sandbox_unavailable_reason,
     shorten,
     submission_seed,
 )
+from grading.machine import local_effects
 from grading.sandbox import Limits, SandboxError
 from grading.verdict import ExampleResult, Verdict
 
@@ -94,8 +95,8 @@ class CodeKind(AnswerKind):
         return Verdict(valid=True, correct=None, score=0.0, interpreted=reading,
                        interpreted_html=html.escape(reading))
 
-    def grade(self, spec: CodeSpec, text: str, context: Mapping) -> Verdict:
-        reading, report = _judge(spec, text, submission_seed(context))
+    def grade(self, spec: CodeSpec, text: str, context: Mapping, effects: Effects | None = None) -> Verdict:
+        reading, report = _judge(spec, text, submission_seed(context), effects or local_effects())
         if report is None:
             return reading
         return verdict_from_report(report, spec.groups, reading, limits_text(spec))
@@ -110,13 +111,13 @@ class CodeKind(AnswerKind):
         return {"examples": [example_row(example.name, example.call, example.result)
                              for example in _load_examples(raw)]}
 
-    def try_examples(self, spec: CodeSpec, text: str) -> Verdict:
+    def try_examples(self, spec: CodeSpec, text: str, effects: Effects | None = None) -> Verdict:
         """Run ``text`` on the visible examples only (the editor's "run" button): one
         line per example in ``feedback`` and, as data, each example's ``ExampleResult``
         in ``examples`` (what it returned beside the result the statement shows);
         ``correct`` None and score 0 (nothing is graded, no hidden case is drawn). Same
         sandbox, same limits as ``grade``."""
-        reading, report = _judge(spec, text, None)
+        reading, report = _judge(spec, text, None, effects or local_effects())
         if report is None:
             return reading
         if not report.results:
@@ -144,28 +145,28 @@ class CodeKind(AnswerKind):
         return [(solution.code, solution.verdict) for solution in spec.solutions
                 if solution.verdict != Outcome.ACCEPTED]
 
-    def validate_part(self, spec: CodeSpec, context: Mapping) -> list[str]:
-        return validate_code_part(spec, context)
+    def validate_part(self, spec: CodeSpec, context: Mapping, effects: Effects | None = None) -> list[str]:
+        return validate_code_part(spec, context, effects=effects)
 
 
-def _judge(spec: CodeSpec, text: str, seed: int | None):
+def _judge(spec: CodeSpec, text: str, seed: int | None, effects: Effects):
     """(description, JudgeReport) for code that was run; (invalid Verdict, None) for code
     that cannot be read or could not be run (no sandbox, or the sandbox failed), which
     costs the candidate nothing."""
     reading = read_source(text, spec.entrypoint)
     if isinstance(reading, Verdict):
         return reading, None
-    unavailable = sandbox_unavailable_reason()
+    unavailable = effects.sandbox_unavailable()
     if unavailable:
         return Verdict.invalid(f"Code cannot be run on this server right now ({unavailable}); "
                                "this answer was not graded.", reading), None
     try:
-        judge = load_judge(spec.judge, spec.id)
+        judge = effects.load_judge(spec.judge, spec.id)
     except JudgeNotFound as error:
         raise SpecError(str(error), "judge") from None
     try:
         return reading, judge_submission(judge=judge, source=text, entrypoint=spec.entrypoint, seed=seed,
-                                         limits=sandbox_limits(spec))
+                                         limits=sandbox_limits(spec), run_python=effects.run_python)
     except SandboxError as error:
         return Verdict.invalid(f"The sandbox failed before running this answer ({error}); "
                                "it was not graded. Please submit again.", reading), None
@@ -232,7 +233,7 @@ def _load_solutions(raw: Mapping, entrypoint: str) -> tuple[ProgramSolution, ...
 
 
 def validate_code_part(spec, context: Mapping, *, run_solutions: bool = True, require_sandbox: bool = True,
-                       seeds: tuple[int, ...] = validation.CHECK_SEEDS) -> list[str]:
+                       seeds: tuple[int, ...] = validation.CHECK_SEEDS, effects: Effects | None = None) -> list[str]:
     """Problems with code part ``spec`` (a raw mapping or a loaded ``CodeSpec``), as
     messages; empty when it is sound. The judge's own checks are
     ``grading.judge.validation.check_code_judge``; then every listed solution runs in the
@@ -240,24 +241,25 @@ def validate_code_part(spec, context: Mapping, *, run_solutions: bool = True, re
     ``run_solutions=False`` does only the trusted-side checks (fast, no sandbox). Without
     a sandbox the solutions cannot be run: that is one problem when ``require_sandbox``,
     else those checks are skipped. ``context`` is accepted for symmetry with the other
-    kinds; code parts do not depend on variants."""
+    kinds; code parts do not depend on variants. ``effects`` as for ``grade``."""
+    effects = effects or local_effects()
     try:
         spec = spec if isinstance(spec, CodeSpec) else CodeKind().load_spec(spec)
-        judge = load_judge(spec.judge, spec.id)
+        judge = effects.load_judge(spec.judge, spec.id)
     except (SpecError, JudgeNotFound) as error:
         part_id = spec.id if isinstance(spec, CodeSpec) else (spec.get("id") if isinstance(spec, Mapping) else None)
         return [f"part {part_id!r}: {error}"]
     problems = [f"part {spec.id!r}: {problem}" for problem in validation.check_code_judge(spec, judge, seeds)]
     if problems or not run_solutions:
         return problems
-    unavailable = sandbox_unavailable_reason()
+    unavailable = effects.sandbox_unavailable()
     if unavailable:
         return [f"part {spec.id!r}: the example solutions were not run: {unavailable}"] if require_sandbox else []
     limits = sandbox_limits(spec)
     for index, solution in enumerate(spec.solutions):
         for seed in seeds[:2] if solution.verdict == Outcome.ACCEPTED else seeds[:1]:
             report = judge_submission(judge=judge, source=solution.code, entrypoint=spec.entrypoint,
-                                      seed=seed, limits=limits)
+                                      seed=seed, limits=limits, run_python=effects.run_python)
             problem = validation.solution_problem(spec, solution, report)
             if problem:
                 problems.append(f"part {spec.id!r}: solutions[{index}] ({solution.verdict}): {problem}")

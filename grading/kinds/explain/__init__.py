@@ -86,7 +86,7 @@ class ExplainKind(AnswerKind):
         return Verdict(valid=True, correct=None, score=0.0, interpreted=summary,
                        interpreted_html=html.escape(summary))
 
-    def grade(self, spec: ExplainSpec, text: str, context: Mapping) -> Verdict:
+    def grade(self, spec: ExplainSpec, text: str, context: Mapping, effects=None) -> Verdict:
         read = self._read(text)
         if isinstance(read, Verdict):
             return read

@@ -306,7 +306,7 @@ class FormulaKind(AnswerKind):
                        interpreted_html=mathml)
 
     # -- grading ------------------------------------------------------------------
-    def grade(self, spec: FormulaSpec, text: str, context: Mapping) -> Verdict:
+    def grade(self, spec: FormulaSpec, text: str, context: Mapping, effects=None) -> Verdict:
         read = self._read(spec, text)
         if isinstance(read, Verdict):
             return read

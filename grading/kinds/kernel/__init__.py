@@ -40,8 +40,8 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import ClassVar
 
-from gpu_runner import devices, process
-from grading.judge.contract import JudgeNotFound, load_judge
+from grading.effects import Effects
+from grading.judge.contract import JudgeNotFound
 from grading.kinds.base import AnswerKind, SpecError, common_fields, require_text
 from grading.kinds.kernel import validation
 from grading.kinds.kernel.feedback import verdict_from_kernel_report
@@ -56,9 +56,9 @@ from grading.kinds.programs import (
     load_program_fields,
     load_solutions,
     read_source,
-    sandbox_unavailable_reason,
     submission_seed,
 )
+from grading.machine import local_effects
 from grading.sandbox import Limits, SandboxError
 from grading.verdict import Verdict
 
@@ -113,8 +113,8 @@ class KernelKind(AnswerKind):
         return Verdict(valid=True, correct=None, score=0.0, interpreted=reading,
                        interpreted_html=html.escape(reading))
 
-    def grade(self, spec: KernelSpec, text: str, context: Mapping) -> Verdict:
-        """Run the kernel where this grader can (``grading_place``). The score counts
+    def grade(self, spec: KernelSpec, text: str, context: Mapping, effects: Effects | None = None) -> Verdict:
+        """Run the kernel where this grader can (``effects.kernel_place``). The score counts
         what was measured: per hidden test group for correctness; speed's share only
         where it was timed on a GPU in the catalogue, and only once every group passed;
         where speed cannot be measured it is left out and correctness carries the whole
@@ -122,13 +122,15 @@ class KernelKind(AnswerKind):
         reading = read_kernel_source(text, spec.entrypoint)
         if isinstance(reading, Verdict):
             return reading
-        unavailable = sandbox_unavailable_reason()
+        effects = effects or local_effects()
+        unavailable = effects.sandbox_unavailable()
         if unavailable:
             return Verdict.invalid(f"Kernels cannot be run on this server right now ({unavailable}); "
                                    "this answer was not graded.", reading)
-        on_gpu, note = grading_place()
+        on_gpu, note = effects.kernel_place()
         try:
-            report = run_kernel(spec, text, submission_seed(context), on_gpu, gpus=context.get("gpus") or {})
+            report = run_kernel(spec, text, submission_seed(context), on_gpu, effects=effects,
+                                gpus=context.get("gpus") or {})
         except SandboxError as error:
             return Verdict.invalid(f"The sandbox failed before running this answer ({error}); "
                                    "it was not graded. Please submit again.", reading)
@@ -145,7 +147,7 @@ class KernelKind(AnswerKind):
         shapes (their dtypes and shapes), expected (the reference's output)}. Never the
         hidden cases, the timed shapes or a seed."""
         try:
-            judge = load_judge(require_text(raw, "judge"), str(raw.get("id", "")))
+            judge = local_effects().load_judge(require_text(raw, "judge"), str(raw.get("id", "")))
         except JudgeNotFound as error:
             raise SpecError(str(error), "judge") from None
         return {"examples": judge_example_rows(judge)}
@@ -155,37 +157,27 @@ class KernelKind(AnswerKind):
         return [(solution.code, solution.verdict) for solution in spec.solutions
                 if solution.verdict not in ("accepted", "too_slow")]
 
-    def validate_part(self, spec: KernelSpec, context: Mapping) -> list[str]:
+    def validate_part(self, spec: KernelSpec, context: Mapping, effects: Effects | None = None) -> list[str]:
         """The judge's cases and every example solution under Triton's interpreter
         (``validate_kernel_part``); speed is checked by ``gpu_runner.device_check``."""
-        return validate_kernel_part(spec, context)
+        return validate_kernel_part(spec, context, effects=effects)
 
 
 # ---------------------------------------------------------------- running
 
 
-def grading_place() -> tuple[bool, str]:
-    """(on_gpu, note): a GPU is used when this machine has one and the sandbox can give
-    it to a run; a GPU the sandbox cannot reach is named in the note."""
-    name = devices.local_gpu_name()
-    if name is None:
-        return False, ""
-    missing = process.gpu_sandbox_missing()
-    if missing:
-        return False, f"this grader has a {name}, but {missing}"
-    return True, ""
-
-
-def run_kernel(spec: KernelSpec, source: str, seed: int, on_gpu: bool, *, run=None, **options) -> KernelReport:
-    """``judge_kernel`` for this part; ``run`` defaults to the sandbox."""
+def run_kernel(spec: KernelSpec, source: str, seed: int, on_gpu: bool, *, run=None, effects: Effects | None = None,
+               **options) -> KernelReport:
+    """``judge_kernel`` for this part; ``run`` defaults to ``effects.kernel_runner(on_gpu)``."""
+    effects = effects or local_effects()
     try:
-        judge = load_judge(spec.judge, spec.id)
+        judge = effects.load_judge(spec.judge, spec.id)
     except JudgeNotFound as error:
         raise SpecError(str(error), "judge") from None
     if not isinstance(judge, KernelJudge):
         raise SpecError(NOT_A_KERNEL_JUDGE, "judge")
     return judge_kernel(judge=judge, source=source, entrypoint=spec.entrypoint, seed=seed, speed=spec.speed,
-                        on_gpu=on_gpu, run=run or process.sandbox_runner(on_gpu),
+                        on_gpu=on_gpu, run=run or effects.kernel_runner(on_gpu),
                         limits=sandbox_limits(spec, on_gpu), reference_source=spec.reference_source, **options)
 
 
@@ -256,16 +248,18 @@ def _load_solutions(raw: Mapping, entrypoint: str) -> tuple[ProgramSolution, ...
 
 
 def validate_kernel_part(spec, context: Mapping, *, require_sandbox: bool = True,
-                         seeds: tuple[int, ...] = validation.CHECK_SEEDS, run=None) -> list[str]:
+                         seeds: tuple[int, ...] = validation.CHECK_SEEDS, run=None,
+                         effects: Effects | None = None) -> list[str]:
     """Problems with kernel part ``spec`` (a raw mapping or a loaded ``KernelSpec``), as
     messages that do not repeat the part's id (the bank's validation adds it); empty
     when it is sound. The judge's own checks (``validation.check_kernel_judge``) come
     first; then every example solution runs under Triton's interpreter in the sandbox
     (``run`` replaces it: tests) and must get its verdict there. Without a sandbox
     that is one problem when ``require_sandbox``, else those runs are skipped."""
+    effects = effects or local_effects()
     try:
         spec = spec if isinstance(spec, KernelSpec) else KernelKind().load_spec(spec)
-        judge = load_judge(spec.judge, spec.id)
+        judge = effects.load_judge(spec.judge, spec.id)
     except (SpecError, JudgeNotFound) as error:
         return [str(error)]
     if not isinstance(judge, KernelJudge):
@@ -274,12 +268,13 @@ def validate_kernel_part(spec, context: Mapping, *, require_sandbox: bool = True
     if problems:
         return problems
     if run is None:
-        unavailable = sandbox_unavailable_reason()
+        unavailable = effects.sandbox_unavailable()
         if unavailable:
             message = f"the example solutions were not run: {unavailable}"
             return [message] if require_sandbox else []
     for index, solution in enumerate(spec.solutions):
-        problem = validation.solution_problem(solution, run_kernel(spec, solution.code, seeds[0], False, run=run))
+        problem = validation.solution_problem(solution, run_kernel(spec, solution.code, seeds[0], False, run=run,
+                                                                          effects=effects))
         if problem:
             problems.append(f"solutions[{index}] ({solution.verdict}) {problem}")
     return problems

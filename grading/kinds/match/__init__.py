@@ -229,7 +229,7 @@ class MatchKind(AnswerKind):
         shown = self._shown(spec, chosen, context)
         return Verdict(valid=True, correct=None, score=0.0, interpreted=shown, interpreted_html=html.escape(shown))
 
-    def grade(self, spec: MatchSpec, text: str, context: Mapping) -> Verdict:
+    def grade(self, spec: MatchSpec, text: str, context: Mapping, effects=None) -> Verdict:
         chosen = self._read(spec, text)
         if isinstance(chosen, Verdict):
             return chosen

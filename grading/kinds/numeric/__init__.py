@@ -265,7 +265,7 @@ class NumericKind(AnswerKind):
         return Verdict(valid=True, correct=None, score=0.0, interpreted=reading.interpreted,
                        interpreted_html=html.escape(reading.interpreted))
 
-    def grade(self, spec: NumericSpec, text: str, context: Mapping) -> Verdict:
+    def grade(self, spec: NumericSpec, text: str, context: Mapping, effects=None) -> Verdict:
         reading = self._read(spec, text)
         if isinstance(reading, Verdict):
             return reading

@@ -269,7 +269,7 @@ class OrderKind(AnswerKind):
             return order
         return Verdict(valid=True, correct=None, score=0.0, **self._shown(spec, order, context))
 
-    def grade(self, spec: OrderSpec, text: str, context: Mapping) -> Verdict:
+    def grade(self, spec: OrderSpec, text: str, context: Mapping, effects=None) -> Verdict:
         order = self._read(spec, text)
         if isinstance(order, Verdict):
             return order
