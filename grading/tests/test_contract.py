@@ -1,5 +1,6 @@
 """The contract: verdicts, the registry, the top-level helpers."""
 
+import inspect
 import json
 
 import pytest
@@ -141,3 +142,11 @@ def test_grading_does_not_need_django():
                             timeout=60, env={"PATH": "/usr/bin:/bin"},
                             cwd=Path(__file__).resolve().parents[2])
     assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("name", kinds())
+def test_every_kind_takes_the_effects_its_callers_pass(name):
+    """Validation and the grading shell pass ``effects=`` to every kind alike."""
+    kind = get_kind(name)
+    for method in ("grade", "validate_part"):
+        assert "effects" in inspect.signature(getattr(kind, method)).parameters, f"{name}.{method}"

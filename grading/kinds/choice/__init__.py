@@ -208,7 +208,7 @@ class ChoiceKind(AnswerKind):
         return [(option.id, render_feedback(option.feedback, context)) for option in spec.options
                 if not option.correct]
 
-    def validate_part(self, spec: ChoiceSpec, context: Mapping) -> list[str]:
+    def validate_part(self, spec: ChoiceSpec, context: Mapping, effects=None) -> list[str]:
         """Each option's text and feedback templates render (grading would otherwise
         fall back to showing the raw ``{{ }}`` text)."""
         problems = []

@@ -271,7 +271,7 @@ class MatchKind(AnswerKind):
                             render_feedback(mistake.feedback, context)))
         return answers
 
-    def validate_part(self, spec: MatchSpec, context: Mapping) -> list[str]:
+    def validate_part(self, spec: MatchSpec, context: Mapping, effects=None) -> list[str]:
         """Every left, right and feedback template renders for the variant."""
         texts = [(f"lefts[{entry.id}].text", entry.text) for entry in spec.lefts]
         texts += [(f"rights[{entry.id}].text", entry.text) for entry in spec.rights]

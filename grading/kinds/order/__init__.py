@@ -310,7 +310,7 @@ class OrderKind(AnswerKind):
             answers.append((", ".join(swapped), render_feedback(note.feedback, context)))
         return answers
 
-    def validate_part(self, spec: OrderSpec, context: Mapping) -> list[str]:
+    def validate_part(self, spec: OrderSpec, context: Mapping, effects=None) -> list[str]:
         """Every item text and feedback template renders for the variant."""
         texts = [(f"items[{index}].text", item.text) for index, item in enumerate(spec.items)]
         texts += [(f"pair_feedback[{index}].feedback", note.feedback) for index, note in enumerate(spec.pair_feedback)]
