@@ -262,11 +262,12 @@ def _acceptable(loads, measured, values) -> bool:
     """The story every variant must tell: the longest combine sits on a rank below the
     mean load and the hottest rank's is the shortest; the new placement is faster
     overall while its communication is slower, each by a margin well above the replay
-    noise; and every listed mistake stays at least 10% from its reference."""
+    noise; this batch's busiest rank under the new placement carries visibly more than
+    the balancer predicted; and every listed mistake stays at least 10% from its reference."""
     hottest = max(range(RANKS), key=lambda r: loads["old"][r])
     story = (loads["old"][measured["longest"]] < 0.95 * measured["mean_load"] and measured["shortest"] == hottest
              and values["gain_share"] > 0.06 and _number(values["comm_delta"]) > 0.05 * _number(values["control_old"])
-             and values["new_ratio"] < 1.12)
+             and values["predicted_ratio"] + 0.008 < values["new_ratio"] < 1.12)
     return story and all(abs(_number(values[wrong]) / _number(values[right]) - 1) > 0.1 for right, wrong in SEPARATED)
 
 
