@@ -29,7 +29,16 @@ from __future__ import annotations
 import math
 from datetime import datetime, timedelta
 
-from questions.labs import EventLogArtifact, LabOutput, TableArtifact, TraceArtifact, TraceEvent, Track
+from questions.labs import (
+    ChartArtifact,
+    EventLogArtifact,
+    LabOutput,
+    Series,
+    TableArtifact,
+    TraceArtifact,
+    TraceEvent,
+    Track,
+)
 
 RANKS = 8
 FULL, CONTROL = 1, 2  # trace pids: the full replay and the communication control
@@ -222,6 +231,22 @@ def _trace(name: str, placement_name: str, runs, loads, received, title: str) ->
     return TraceArtifact(name, events, tracks, title=title)
 
 
+def _chart(loads, runs) -> ChartArtifact:
+    """Each rank's routed tokens against when its experts finish and how long its
+    combine then lasts, in both full replays: the comparison the question is about."""
+    series = []
+    for placement_name in ("old", "new"):
+        rows = runs[(placement_name, False)]
+        order = sorted(range(RANKS), key=lambda r: (loads[placement_name][r], r))
+        series.append(Series(f"{placement_name} placement: grouped_gemm end",
+                             tuple((loads[placement_name][r], (rows[r][4] + rows[r][5]) / 1000) for r in order)))
+        series.append(Series(f"{placement_name} placement: combine span",
+                             tuple((loads[placement_name][r], (rows[r][7] - rows[r][6]) / 1000) for r in order)))
+    return ChartArtifact("tokens-vs-times", "routed tokens on the rank", "time (ms)", tuple(series), style="scatter",
+                         title=f"Layer {LAYER}, full replays: each rank's routed tokens against its expert end"
+                               " and its combine span")
+
+
 def _log(tokens_per_rank: int, predicted: float, window_old: float, measured, moved: int) -> tuple[str, ...]:
     def stamp(seconds: float) -> str:
         return (LOG_START + timedelta(seconds=seconds)).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
@@ -353,6 +378,7 @@ def generate(variant) -> LabOutput:
                       title=f"Layer {LAYER}, the captured batch: tokens routed to each expert, and where it sits"),
         TableArtifact("dispatch-layout", ("placement", "rank", "prompt_tokens", "tokens_received"), layout_rows,
                       title="Dispatch layout: distinct tokens each rank receives (one copy per token and rank)"),
+        _chart(loads, runs),
         _trace("old-placement", "old", runs, loads["old"], received["old"],
                f"Old placement, layer {LAYER}: full replay (top) and comm-only control (bottom)"),
         _trace("new-placement", "new", runs, loads["new"], received["new"],
