@@ -5,6 +5,7 @@ communicate, the balancer's prediction below what the batch sees)."""
 
 import csv
 import io
+import json
 
 import pytest
 
@@ -94,3 +95,14 @@ def test_the_chart_plots_the_routed_tokens_the_table_sums(labs):
     chart_rows = _rows(output, "tokens-vs-times")
     xs = sorted(int(float(row["x"])) for row in chart_rows if row["series"] == "old placement: grouped_gemm end")
     assert xs == sorted(old)
+
+
+def test_each_replay_starts_at_its_first_gate_kernel(labs):
+    """The statement and the rank-spans title put every replay on a clock from its first gate kernel."""
+    for output in labs:
+        for name in ("old-placement", "new-placement"):
+            events = json.loads(output.artifact(f"{name}.json").to_bytes())["traceEvents"]
+            for pid in (1, 2):
+                gates = [event["ts"] for event in events if event.get("ph") == "X" and event["pid"] == pid
+                         and event["name"] == "moe_gate"]
+                assert min(gates) == 0

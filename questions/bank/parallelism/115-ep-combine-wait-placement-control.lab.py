@@ -119,6 +119,8 @@ def _replay(rng, hw, loads, received, control: bool):
     peer = (RANKS - 1) / RANKS  # the share of a rank's traffic that crosses NVLink
     sent = sum(received) / RANKS  # tokens are spread evenly over the ranks (DP attention)
     gate_start = [rng.randint(0, 18) for _ in range(RANKS)]
+    first_gate = min(gate_start)  # the statement and the table put each replay's first gate kernel at 0
+    gate_start = [start - first_gate for start in gate_start]
     gate = [rng.randint(42, 58) for _ in range(RANKS)]
     dispatch_start = [gate_start[r] + gate[r] + rng.randint(4, 9) for r in range(RANKS)]
     everyone_in = max(dispatch_start)
