@@ -5,7 +5,7 @@ brings the same number of prompt tokens, and holds 32 routed experts. In the old
 placement rank r holds experts 32r..32r+31, which is exactly expert group r, so
 group-limited routing (8 experts from at most 4 of the 8 groups) sends a token to at
 most 4 ranks. The skew is built into the groups: one group's experts are picked more
-often by the tokens that choose it, so its rank carries 1.3 to 1.55 times the mean
+often by the tokens that choose it, so its rank carries 1.32 to 1.52 times the mean
 routed load while every rank receives about the same number of distinct tokens.
 
 The new placement is what a balancer packs (longest-processing-time greedy, 32 experts
