@@ -148,7 +148,8 @@ def _arms(context, rng) -> dict:
     arms = {arm: _replica(gpu, tp, model, _link(context, gpu), prompt, output, mfu, speedup)
             for arm, (gpu, tp, speedup) in shapes.items()}
     for arm, (gpu, _, _) in shapes.items():
-        arms[arm]["gpu_name"] = gpu["name"]
+        arms[arm]["gpu_name"] = gpu["key"]  # the catalogue key reads like a billing SKU and fits a cell
+        arms[arm]["gpu_title"] = gpu["name"]
     return arms
 
 
@@ -233,8 +234,8 @@ def _measure_ledger(rows: list) -> dict:
 
 def _thread(values: dict, cheap_name: str, busiest: str) -> tuple[str, ...]:
     lines = (
-        ("09:02:14", "priya", "ledger for the week of 2 March exported (ledger.csv): one serving row per arm per day,"
-                              " plus the load tests and evals we ran on the 2nd"),
+        ("09:02:14", "priya", "ledger for the week of 2 March exported (ledger.csv): a serving row per arm per day,"
+                              " plus the load tests and evals of the 2nd"),
         ("09:05:40", "priya", f"headline: {cheap_name} rents at ${values['cheap_price']:.2f}/GPU-hour against"
                               f" ${values['h100_price']:.2f} for the H100, {values['cheap_price_saving'] * 100:.0f}%"
                               " cheaper hardware"),
@@ -257,7 +258,7 @@ def _thread(values: dict, cheap_name: str, busiest: str) -> tuple[str, ...]:
         ("09:23:55", "priya", "the load-test and eval lines are one-off costs of the experiment, not of serving"),
         ("09:25:30", "sam", "rollout review at 14:00, bring a recommendation"),
     )
-    return tuple(f"2026-03-09 {time} #inference-cost-review <{who}> {text}" for time, who, text in lines)
+    return tuple(f"2026-03-09 {time} <{who}> {text}" for time, who, text in lines)
 
 
 def generate(variant) -> LabOutput:
@@ -373,7 +374,7 @@ def generate(variant) -> LabOutput:
                       title=f"p99 time to first token per hour on {weekday}, the busiest day (seconds)"),
         TableArtifact("tpot-p99", hour_columns, tpot_rows,
                       title=f"p99 time per output token per hour on {weekday}, the busiest day (ms)"),
-        EventLogArtifact("review-thread", _thread(values, arms["cheap-gpu"]["gpu_name"], weekday),
-                         title="The cost-review channel the morning after"),
+        EventLogArtifact("review-thread", _thread(values, arms["cheap-gpu"]["gpu_title"], weekday),
+                         title="#inference-cost-review, the morning after the experiment"),
     )
     return LabOutput(artifacts, values)
