@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from datetime import date, timedelta
 
-from questions.labs import EventLogArtifact, LabOutput, TableArtifact
+from questions.labs import ChartArtifact, EventLogArtifact, LabOutput, Series, TableArtifact
 
 ARMS = ("control", "cheap-gpu", "eagle", "eagle-relaxed", "cheap-gpu-eagle")
 EAGLE_ARMS = ("eagle", "eagle-relaxed", "cheap-gpu-eagle")
@@ -365,11 +365,20 @@ def generate(variant) -> LabOutput:
 
     weekday = date.fromisoformat(busiest).strftime("%A %-d March")
     hour_columns = ("hour_utc", *ARMS)
+
+    def chart(name: str, rows: list, label: str, gate: float, gate_label: str) -> ChartArtifact:
+        series = [Series(arm, tuple((hour, value) for hour, value in zip(range(24), column(rows, arm))))
+                  for arm in ARMS]
+        series.append(Series(gate_label, ((0, gate), (23, gate))))
+        return ChartArtifact(name, "hour of the day (UTC)", label, tuple(series),
+                             title=f"{label} per hour on {weekday}, the busiest day, against the SLO")
     artifacts = (
         TableArtifact("ledger", LEDGER_COLUMNS, ledger,
                       title="Cost ledger, week of 2 March: serving per arm per day, and the experiment's one-offs"),
         TableArtifact("quality", ("arm", "suite", "items", "correct", "score_pct", "stderr_pct"), quality_rows,
                       title="Quality evals per arm (score and its standard error, in points)"),
+        chart("ttft-chart", ttft_rows, "p99 TTFT (s)", ttft_gate, f"SLO {ttft_gate:g} s"),
+        chart("tpot-chart", tpot_rows, "p99 TPOT (ms)", tpot_gate, f"SLO {tpot_gate:g} ms"),
         TableArtifact("ttft-p99", hour_columns, ttft_rows,
                       title=f"p99 time to first token per hour on {weekday}, the busiest day (seconds)"),
         TableArtifact("tpot-p99", hour_columns, tpot_rows,
