@@ -89,7 +89,7 @@ def _quality(rng, max_drop: float, max_z: float) -> tuple[list, dict]:
         rate = correct / n
         return math.sqrt(rate * (1 - rate) / n) * 100
 
-    drops = {"mmlu-pro": 0.004, "gsm8k": 0.055, "json-schema": 0.012, "humaneval": 0.02}
+    drops = {"mmlu-pro": 0.004, "gsm8k": 0.042, "json-schema": 0.01, "humaneval": 0.02}
     while True:
         control = {name: draw(n, rate) for name, n, rate in SUITES}
         counts = {"control": control}
