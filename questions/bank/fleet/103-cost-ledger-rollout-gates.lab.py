@@ -72,11 +72,7 @@ def _diurnal(hour: int) -> float:
     return 0.25 + 0.75 * (0.5 - 0.5 * math.cos(2 * math.pi * (hour - 4) / 24)) ** 1.4
 
 
-def _round(value: float, digits: int) -> float:
-    return round(value, digits)
-
-
-def _quality(rng, max_drop: float, max_z: float) -> tuple[list, dict]:
+def _quality(rng, max_drop: float, max_z: float) -> list:
     """The eval table. Lossless arms draw their counts from control's rates; relaxed
     acceptance loses points (most on gsm8k). Draws are repeated until the gate outcome
     the data must show holds clearly (lossless arms inside 0.8 of the gate's standard
@@ -89,6 +85,9 @@ def _quality(rng, max_drop: float, max_z: float) -> tuple[list, dict]:
         rate = correct / n
         return math.sqrt(rate * (1 - rate) / n) * 100
 
+    def clearly_passes(drop: float, se: float) -> bool:
+        return drop < 0.8 * max_drop or drop < 0.8 * max_z * se
+
     drops = {"mmlu-pro": 0.004, "gsm8k": 0.042, "json-schema": 0.01, "humaneval": 0.02}
     while True:
         control = {name: draw(n, rate) for name, n, rate in SUITES}
@@ -97,7 +96,6 @@ def _quality(rng, max_drop: float, max_z: float) -> tuple[list, dict]:
             loss = drops if arm == "eagle-relaxed" else {}
             counts[arm] = {name: draw(n, control[name] / n - loss.get(name, 0.0)) for name, n, _ in SUITES}
         # A lossless arm a hair below control on the small suite: more than a point, far inside the noise.
-        humaneval_n = SUITES[3][1]
         counts["eagle"]["humaneval"] = control["humaneval"] - rng.choice((2, 3))
         zs = {}
         for arm in ARMS[1:]:
@@ -105,22 +103,18 @@ def _quality(rng, max_drop: float, max_z: float) -> tuple[list, dict]:
                 drop = (control[name] - counts[arm][name]) / n * 100
                 se = math.hypot(stderr(n, control[name]), stderr(n, counts[arm][name]))
                 zs[(arm, name)] = (drop, se)
-        def clearly_passes(drop: float, se: float) -> bool:
-            return drop < 0.8 * max_drop or drop < 0.8 * max_z * se
-
         lossless_pass = all(clearly_passes(*z) for (arm, _), z in zs.items() if arm != "eagle-relaxed")
         relaxed_drop, relaxed_se = zs[("eagle-relaxed", "gsm8k")]
         relaxed_others_pass = all(clearly_passes(*z) for (arm, name), z in zs.items()
                                   if arm == "eagle-relaxed" and name != "gsm8k")
-        if lossless_pass and relaxed_others_pass and relaxed_drop > 1.25 * max(max_z * relaxed_se, max_drop) \
-                and counts["eagle"]["humaneval"] <= humaneval_n:
+        if lossless_pass and relaxed_others_pass and relaxed_drop > 1.25 * max(max_z * relaxed_se, max_drop):
             break
     rows = []
     for arm in ARMS:
         for name, n, _ in SUITES:
             correct = counts[arm][name]
-            rows.append((arm, name, n, correct, _round(correct / n * 100, 2), _round(stderr(n, correct), 2)))
-    return rows, counts
+            rows.append((arm, name, n, correct, round(correct / n * 100, 2), round(stderr(n, correct), 2)))
+    return rows
 
 
 def _link(context, gpu) -> tuple[float, float]:
@@ -270,7 +264,7 @@ def generate(variant) -> LabOutput:
     tpot_gate = _magnitude(context["tpot_gate"], "ms")
     hours = _hours(rng, arms, prompt, output, ttft_gate)
     ledger = _ledger(arms, hours)
-    quality_rows, _ = _quality(rng, float(context["quality_max_drop"]), float(context["quality_max_z"]))
+    quality_rows = _quality(rng, float(context["quality_max_drop"]), float(context["quality_max_z"]))
     bench_speedup = rng.uniform(2.2, 2.6)
 
     totals = _measure_ledger(ledger)
