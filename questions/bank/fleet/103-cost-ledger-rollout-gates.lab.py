@@ -7,14 +7,15 @@ same draft head with relaxed acceptance (lossy), and EAGLE on the cheaper GPU. E
 is autoscaled every hour to 65% utilisation from the previous hour's load (so it lags a
 ramp), with at least two replicas.
 
-A replica's work per request is a roofline sketch from the catalogue: prefill at ~45%
-MFU (a fifth less over PCIe, which has no NVLink for the all-reduces), a decode step at
-80% of HBM bandwidth over the streamed weights (FORMAT.md Conventions) plus the batch's
-KV at a production batch of 48, plus the all-reduces; EAGLE divides the decode time by
-its production speed-up (drawn 1.5-1.7x; relaxed acceptance a fifth more) and adds 3%
-to prefill for the draft head. Latency: p99 TTFT is a p99 prompt's prefill plus a
-queueing term that grows with the hour's utilisation; p99 TPOT is the decode step per
-token, inflated by prefill interference and load.
+A replica's work per request is a roofline sketch from the catalogue: prefill at 42-48%
+MFU plus ring all-reduces (over NVLink, or over PCIe 4.0 x16 where the GPU has no
+NVLink), a decode step at 80% of HBM bandwidth over the streamed weights (FORMAT.md
+Conventions) plus the batch's KV at a production batch of 48, plus the all-reduces;
+EAGLE divides the decode time by its production speed-up (drawn 1.5-1.7x; relaxed
+acceptance a fifth to a quarter more) and adds 3% to prefill for the draft head.
+Latency: p99 TTFT is a p99 prompt's prefill plus a queueing term that grows with the
+hour's utilisation; p99 TPOT is the decode step per token, inflated by prefill
+interference and load.
 
 The artifacts: the cost ledger (one serving row per arm per day, plus the experiment's
 one-off load-test and eval line items), the eval table, the busiest day's hourly p99
