@@ -123,24 +123,34 @@ def _create_version(question: Question, text: str, data: dict, origin: str, user
 def sync_bank(paths: list[Path] | None = None) -> SyncResult:
     """Load bank files into the database; safe to run any number of times.
 
-    Every file is validated first (slugs must be unique across the files); a file with
-    problems is reported in `failed` and stores nothing, the others are still loaded.
+    A file whose text is the one its question's latest file version was stored from is
+    unchanged and not validated again. Every other file is validated first (slugs must be
+    unique across the files), without running the example solutions of code and kernel
+    parts in the sandbox (`validate_questions` and CI do that: it takes minutes, and a
+    start must not); a file with problems is reported in `failed` and stores nothing,
+    the others are still loaded.
     """
     whole_bank = paths is None
     paths = bank_files() if whole_bank else [Path(path) for path in paths]
     result = SyncResult()
-    reports = validate_paths(paths)
+    texts = {path: path.read_text(encoding="utf-8") for path in paths}
+    stored = _stored_file_slugs({content_hash(text) for text in texts.values()})
+    changed = [path for path in paths if content_hash(texts[path]) not in stored]
     seen_slugs = set()
-    for path, report in zip(paths, reports):
+    for path in paths:
+        slug = stored.get(content_hash(texts[path]))
+        if slug is not None:
+            seen_slugs.add(slug)
+            result.unchanged.append(slug)
+    reports = validate_paths(changed, run_programs=False)
+    _check_slugs_against_unchanged(reports, seen_slugs)
+    for path, report in zip(changed, reports):
         if report.problems:
             result.failed[report.path] = list(report.problems)
             continue
         slug = report.question.slug
         seen_slugs.add(slug)
-        text = path.read_text(encoding="utf-8")
-        if _last_file_hash(slug) == content_hash(text):
-            result.unchanged.append(slug)
-            continue
+        text = texts[path]
         existed = Question.objects.filter(slug=slug).exists()
         saved = question_save_text(
             text, origin=QuestionVersion.Origin.FILE, source_path=display_path(path), report=report
@@ -158,10 +168,21 @@ def sync_bank(paths: list[Path] | None = None) -> SyncResult:
     return result
 
 
-def _last_file_hash(slug: str) -> str | None:
-    return (
-        QuestionVersion.objects.filter(question__slug=slug, origin=QuestionVersion.Origin.FILE)
-        .order_by("-number")
-        .values_list("content_hash", flat=True)
-        .first()
-    )
+def _stored_file_slugs(hashes: set[str]) -> dict[str, str]:
+    """{content hash: slug} for each hash that is its question's latest version stored
+    from a file: those files are unchanged since the last sync (two queries)."""
+    rows = list(QuestionVersion.objects.filter(origin=QuestionVersion.Origin.FILE, content_hash__in=hashes)
+                .values_list("question_id", "number", "content_hash", "question__slug"))
+    latest = dict(QuestionVersion.objects.filter(origin=QuestionVersion.Origin.FILE,
+                                                 question_id__in={row[0] for row in rows})
+                  .values("question_id").annotate(last=Max("number")).values_list("question_id", "last"))
+    return {digest: slug for question_id, number, digest, slug in rows if latest.get(question_id) == number}
+
+
+def _check_slugs_against_unchanged(reports: list[FileReport], unchanged_slugs: set[str]) -> None:
+    """A changed file may not take the slug of an unchanged one (validation checks slugs
+    only among the files it reads)."""
+    for report in reports:
+        if report.question is not None and report.question.slug in unchanged_slugs:
+            report.problems.append(Problem(report.path, 1, f"slug {report.question.slug!r} is already used by "
+                                                           "another bank file"))

@@ -105,21 +105,25 @@ def _error_path(error: BaseException, default: tuple, prefix: tuple = ()) -> tup
 # ---------------------------------------------------------------- entry points
 
 
-def validate_text(text: str, source: str = "<upload>", *, file_path: Path | None = None) -> FileReport:
-    """Validate one question's YAML text; `file_path` also checks folder and file name."""
-    return _validate_loaded(load_text(text, source), file_path)
+def validate_text(text: str, source: str = "<upload>", *, file_path: Path | None = None,
+                  run_programs: bool = True) -> FileReport:
+    """Validate one question's YAML text; `file_path` also checks folder and file name.
+    `run_programs=False` leaves out what runs candidate-style programs in the sandbox
+    (code and kernel parts' example solutions and judges), which `validate_questions`
+    and CI run: what loading the bank needs to store nothing invalid is the rest."""
+    return _validate_loaded(load_text(text, source), file_path, run_programs)
 
 
-def validate_file(path: Path | str) -> FileReport:
+def validate_file(path: Path | str, *, run_programs: bool = True) -> FileReport:
     path = Path(path)
-    return _validate_loaded(load_file(path), path)
+    return _validate_loaded(load_file(path), path, run_programs)
 
 
-def validate_paths(paths: list[Path | str] | None = None) -> list[FileReport]:
+def validate_paths(paths: list[Path | str] | None = None, *, run_programs: bool = True) -> list[FileReport]:
     """Validate files (default: the whole bank). Across them, slugs are unique and so
     are seeds (the seed number is the catalogue question's identity)."""
     paths = bank_files() if paths is None else [Path(path) for path in paths]
-    reports = [validate_file(path) for path in paths]
+    reports = [validate_file(path, run_programs=run_programs) for path in paths]
     _check_unique(reports, "slug")
     _check_unique_seed_versions(reports)
     return reports
@@ -158,7 +162,7 @@ def _check_unique_seed_versions(reports: list[FileReport]) -> None:
             first_seen[key] = report.path
 
 
-def _validate_loaded(loaded: LoadedFile, file_path: Path | None) -> FileReport:
+def _validate_loaded(loaded: LoadedFile, file_path: Path | None, run_programs: bool = True) -> FileReport:
     report = FileReport(loaded.path, list(loaded.problems), lines=loaded.lines)
     if loaded.data is None:
         return report
@@ -174,7 +178,7 @@ def _validate_loaded(loaded: LoadedFile, file_path: Path | None) -> FileReport:
         return report
     report.question = Question.from_data(loaded.data)
     if engine is not None:
-        report.problems += engine.check(report.question, loaded.lines, loaded.path)
+        report.problems += engine.check(report.question, loaded.lines, loaded.path, run_programs=run_programs)
     return report
 
 
@@ -283,7 +287,7 @@ class _Engine:
         self.effects = local_effects()  # the sandbox that runs example solutions, the bank's judges
         self.catalogue = None  # loaded on first use: a broken catalogue is a problem, not a crash
 
-    def check(self, question: Question, lines: LineMap, source: str) -> list[Problem]:
+    def check(self, question: Question, lines: LineMap, source: str, *, run_programs: bool = True) -> list[Problem]:
         report = _Reporter(source, lines)
         try:
             self.catalogue = load_catalogue()
@@ -306,7 +310,7 @@ class _Engine:
                 graded += 1
                 self._check_grading(question, specs, variant, report)
                 if graded == 1:
-                    self._check_kind_specific(question, specs, variant, report)
+                    self._check_kind_specific(question, specs, variant, report, run_programs)
         self._check_near_misses(question, specs, drawn, report)
         self._check_seed_draws(question, report)
         for path, message in generator_problems(question, drawn):  # a lab's data: the same bytes twice
@@ -444,11 +448,13 @@ class _Engine:
                 )
             self._check_mistakes(part, index, kind, spec, context, report, choices)
 
-    def _check_kind_specific(self, question: Question, specs: dict, variant, report: _Reporter) -> None:
+    def _check_kind_specific(self, question: Question, specs: dict, variant, report: _Reporter,
+                             run_programs: bool = True) -> None:
         """What only a part's kind can check (code: every example solution gets its
-        expected verdict in the sandbox); once per question, on the first variant."""
+        expected verdict in the sandbox); once per question, on the first variant.
+        Without `run_programs` the kinds that run code are left to `validate_questions`."""
         for index, part in enumerate(question.parts):
-            if part.id not in specs:
+            if part.id not in specs or (not run_programs and part.engine.runs_in_sandbox):
                 continue
             try:
                 problems = self.registry.get_kind(part.kind).validate_part(specs[part.id], variant.context,

@@ -2,9 +2,13 @@
 
 import pytest
 
+from grading.kinds.code import CodeKind
+from questions import services
+from questions.loader import BANK_DIR
 from questions.models import Question, QuestionVersion
 from questions.services import question_save_text, sync_bank
 from questions.tests.factories import question_yaml, write_question
+from questions.validation import validate_file
 
 pytestmark = pytest.mark.django_db
 
@@ -93,3 +97,37 @@ def test_the_interview_only_key_sets_the_field_and_a_new_version_can_clear_it(tm
     write_question(tmp_path)  # the key removed from the file
     sync_bank([path])
     assert Question.objects.get().interview_only is False
+
+
+def test_an_unchanged_file_is_not_validated_again(tmp_path, monkeypatch):
+    path = write_question(tmp_path)
+    sync_bank([path])
+    validated = []
+    real = services.validate_paths
+    monkeypatch.setattr(services, "validate_paths", lambda paths, **options: validated.extend(paths) or real(
+        paths, **options))
+    assert sync_bank([path]).unchanged == ["decode-floor-test"]
+    assert validated == []
+    write_question(tmp_path, title="A sharper title")
+    assert sync_bank([path]).updated == ["decode-floor-test"]
+    assert validated == [path]
+
+
+def test_a_changed_file_may_not_take_an_unchanged_files_slug(tmp_path):
+    first = write_question(tmp_path)
+    sync_bank([first])
+    second = write_question(tmp_path, seed=2)
+    result = sync_bank([first, second])
+    assert result.unchanged == ["decode-floor-test"]
+    [problems] = result.failed.values()
+    assert any("already used by another bank file" in problem.message for problem in problems)
+
+
+def test_sync_leaves_the_example_solutions_to_validate_questions(monkeypatch):
+    """Loading the bank runs no program: a code part's example solutions are run by
+    validate_questions (CI, authoring), not by every start of the site."""
+    path = BANK_DIR / "speculative" / "119-top-p-sampler.yaml"
+    monkeypatch.setattr(CodeKind, "validate_part", lambda *args, **kwargs: pytest.fail("ran the solutions"))
+    assert sync_bank([path]).created == ["top-p-sampler"]
+    with pytest.raises(pytest.fail.Exception, match="ran the solutions"):
+        validate_file(path)
