@@ -125,10 +125,11 @@ def sync_bank(paths: list[Path] | None = None) -> SyncResult:
 
     A file whose text is the one its question's latest file version was stored from is
     unchanged and not validated again. Every other file is validated first (slugs must be
-    unique across the files), without running the example solutions of code and kernel
-    parts in the sandbox (`validate_questions` and CI do that: it takes minutes, and a
-    start must not); a file with problems is reported in `failed` and stores nothing,
-    the others are still loaded.
+    unique across the files) for what storing it needs, leaving the authoring checks
+    (example solutions in the sandbox, near misses, seed draws: `validate_text`'s
+    `thorough`) to `validate_questions` and CI, since they take minutes and a start must
+    not; a file with problems is reported in `failed` and stores nothing, the others are
+    still loaded.
     """
     whole_bank = paths is None
     paths = bank_files() if whole_bank else [Path(path) for path in paths]
@@ -142,7 +143,7 @@ def sync_bank(paths: list[Path] | None = None) -> SyncResult:
         if slug is not None:
             seen_slugs.add(slug)
             result.unchanged.append(slug)
-    reports = validate_paths(changed, run_programs=False)
+    reports = validate_paths(changed, thorough=False)
     _check_slugs_against_unchanged(reports, seen_slugs)
     for path, report in zip(changed, reports):
         if report.problems:

@@ -106,24 +106,26 @@ def _error_path(error: BaseException, default: tuple, prefix: tuple = ()) -> tup
 
 
 def validate_text(text: str, source: str = "<upload>", *, file_path: Path | None = None,
-                  run_programs: bool = True) -> FileReport:
+                  thorough: bool = True) -> FileReport:
     """Validate one question's YAML text; `file_path` also checks folder and file name.
-    `run_programs=False` leaves out what runs candidate-style programs in the sandbox
-    (code and kernel parts' example solutions and judges), which `validate_questions`
-    and CI run: what loading the bank needs to store nothing invalid is the rest."""
-    return _validate_loaded(load_text(text, source), file_path, run_programs)
+    `thorough=False` checks what loading the bank needs to store nothing invalid (the
+    structure, every variant's values and templates, references and listed mistakes
+    graded) and leaves the authoring checks to `validate_questions` and CI: code and
+    kernel parts' example solutions run in the sandbox, near misses, seed draws and a
+    lab's determinism (they take minutes over the bank, and a start must not)."""
+    return _validate_loaded(load_text(text, source), file_path, thorough)
 
 
-def validate_file(path: Path | str, *, run_programs: bool = True) -> FileReport:
+def validate_file(path: Path | str, *, thorough: bool = True) -> FileReport:
     path = Path(path)
-    return _validate_loaded(load_file(path), path, run_programs)
+    return _validate_loaded(load_file(path), path, thorough)
 
 
-def validate_paths(paths: list[Path | str] | None = None, *, run_programs: bool = True) -> list[FileReport]:
+def validate_paths(paths: list[Path | str] | None = None, *, thorough: bool = True) -> list[FileReport]:
     """Validate files (default: the whole bank). Across them, slugs are unique and so
     are seeds (the seed number is the catalogue question's identity)."""
     paths = bank_files() if paths is None else [Path(path) for path in paths]
-    reports = [validate_file(path, run_programs=run_programs) for path in paths]
+    reports = [validate_file(path, thorough=thorough) for path in paths]
     _check_unique(reports, "slug")
     _check_unique_seed_versions(reports)
     return reports
@@ -162,7 +164,7 @@ def _check_unique_seed_versions(reports: list[FileReport]) -> None:
             first_seen[key] = report.path
 
 
-def _validate_loaded(loaded: LoadedFile, file_path: Path | None, run_programs: bool = True) -> FileReport:
+def _validate_loaded(loaded: LoadedFile, file_path: Path | None, thorough: bool = True) -> FileReport:
     report = FileReport(loaded.path, list(loaded.problems), lines=loaded.lines)
     if loaded.data is None:
         return report
@@ -178,7 +180,7 @@ def _validate_loaded(loaded: LoadedFile, file_path: Path | None, run_programs: b
         return report
     report.question = Question.from_data(loaded.data)
     if engine is not None:
-        report.problems += engine.check(report.question, loaded.lines, loaded.path, run_programs=run_programs)
+        report.problems += engine.check(report.question, loaded.lines, loaded.path, thorough=thorough)
     return report
 
 
@@ -287,7 +289,7 @@ class _Engine:
         self.effects = local_effects()  # the sandbox that runs example solutions, the bank's judges
         self.catalogue = None  # loaded on first use: a broken catalogue is a problem, not a crash
 
-    def check(self, question: Question, lines: LineMap, source: str, *, run_programs: bool = True) -> list[Problem]:
+    def check(self, question: Question, lines: LineMap, source: str, *, thorough: bool = True) -> list[Problem]:
         report = _Reporter(source, lines)
         try:
             self.catalogue = load_catalogue()
@@ -310,11 +312,12 @@ class _Engine:
                 graded += 1
                 self._check_grading(question, specs, variant, report)
                 if graded == 1:
-                    self._check_kind_specific(question, specs, variant, report, run_programs)
-        self._check_near_misses(question, specs, drawn, report)
-        self._check_seed_draws(question, report)
-        for path, message in generator_problems(question, drawn):  # a lab's data: the same bytes twice
-            report.add(path, message)
+                    self._check_kind_specific(question, specs, variant, report, thorough)
+        if thorough:
+            self._check_near_misses(question, specs, drawn, report)
+            self._check_seed_draws(question, report)
+            for path, message in generator_problems(question, drawn):  # a lab's data: the same bytes twice
+                report.add(path, message)
         self._check_checks(question, report)
         return report.problems
 
@@ -449,12 +452,12 @@ class _Engine:
             self._check_mistakes(part, index, kind, spec, context, report, choices)
 
     def _check_kind_specific(self, question: Question, specs: dict, variant, report: _Reporter,
-                             run_programs: bool = True) -> None:
+                             thorough: bool = True) -> None:
         """What only a part's kind can check (code: every example solution gets its
         expected verdict in the sandbox); once per question, on the first variant.
-        Without `run_programs` the kinds that run code are left to `validate_questions`."""
+        Unless `thorough`, the kinds that run code are left to `validate_questions`."""
         for index, part in enumerate(question.parts):
-            if part.id not in specs or (not run_programs and part.engine.runs_in_sandbox):
+            if part.id not in specs or (not thorough and part.engine.runs_in_sandbox):
                 continue
             try:
                 problems = self.registry.get_kind(part.kind).validate_part(specs[part.id], variant.context,

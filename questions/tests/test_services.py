@@ -3,7 +3,7 @@
 import pytest
 
 from grading.kinds.code import CodeKind
-from questions import services
+from questions import mutations, services
 from questions.loader import BANK_DIR
 from questions.models import Question, QuestionVersion
 from questions.services import question_save_text, sync_bank
@@ -123,11 +123,13 @@ def test_a_changed_file_may_not_take_an_unchanged_files_slug(tmp_path):
     assert any("already used by another bank file" in problem.message for problem in problems)
 
 
-def test_sync_leaves_the_example_solutions_to_validate_questions(monkeypatch):
-    """Loading the bank runs no program: a code part's example solutions are run by
-    validate_questions (CI, authoring), not by every start of the site."""
+def test_sync_leaves_the_authoring_checks_to_validate_questions(monkeypatch):
+    """Loading the bank runs no program and no near-miss search: a code part's example
+    solutions and the tolerance checks are validate_questions' (CI, authoring), not
+    every start of the site's."""
     path = BANK_DIR / "speculative" / "119-top-p-sampler.yaml"
     monkeypatch.setattr(CodeKind, "validate_part", lambda *args, **kwargs: pytest.fail("ran the solutions"))
+    monkeypatch.setattr(mutations, "check_near_misses", lambda *args, **kwargs: pytest.fail("searched near misses"))
     assert sync_bank([path]).created == ["top-p-sampler"]
     with pytest.raises(pytest.fail.Exception, match="ran the solutions"):
         validate_file(path)
