@@ -207,8 +207,8 @@ def _trace(step_knobs, batch: int, layers: int, rng):
     layer_ms = step_knobs["layers_ms"](batch) / layers
     for pid, policy in enumerate(POLICIES, start=1):
         cpu, gpu = 1, 7
-        tracks += [Track(pid, cpu, f"{policy.key} run", "engine core (CPU)"),
-                   Track(pid, gpu, f"{policy.key} run", "GPU 0 stream 7")]
+        label = policy.mode if policy.graph_sets else "eager"
+        tracks += [Track(pid, cpu, label, "engine CPU"), Track(pid, gpu, label, "GPU stream 7")]
         schedule = round(rng.uniform(180, 260))
         prepare = round(step_knobs["prepare"] * 1e3 - schedule + 200)
         if policy.key == "piecewise":
@@ -224,7 +224,7 @@ def _trace(step_knobs, batch: int, layers: int, rng):
                                      {"graph": f"FULL batch={batch}"}))
             t_gpu = t_cpu + launch + 8
             for index, duration in enumerate(layer_us):
-                events.append(TraceEvent(f"layer {index}", t_gpu, round(duration), pid, gpu, "kernel"))
+                events.append(TraceEvent("layer", t_gpu, round(duration), pid, gpu, "kernel", {"layer": index}))
                 t_gpu += round(duration)
             gpu_free = t_gpu
             sync_from = t_cpu + launch
@@ -236,7 +236,7 @@ def _trace(step_knobs, batch: int, layers: int, rng):
                 t_cpu += replay
                 start = max(gpu_free + round(gap), t_cpu + 4)
                 piece = round(duration * 0.72)
-                events.append(TraceEvent(f"piece {index}", start, piece, pid, gpu, "kernel"))
+                events.append(TraceEvent("graph piece", start, piece, pid, gpu, "kernel", {"layer": index}))
                 gpu_free = start + piece
                 attention_launch = round(rng.uniform(9, 12))
                 events.append(TraceEvent("attention launch", t_cpu, attention_launch, pid, cpu, "cuda_runtime",
@@ -244,16 +244,16 @@ def _trace(step_knobs, batch: int, layers: int, rng):
                 t_cpu += attention_launch
                 start = max(gpu_free + round(gap), t_cpu + 4)
                 attention = round(duration) - piece
-                events.append(TraceEvent(f"attention {index}", start, attention, pid, gpu, "kernel"))
+                events.append(TraceEvent("attention", start, attention, pid, gpu, "kernel", {"layer": index}))
                 gpu_free = start + attention
             sync_from = t_cpu
         else:
             for index, duration in enumerate(layer_us):
                 ops = round(step_knobs["eager_cpu_us"] * rng.uniform(0.95, 1.05))
-                events.append(TraceEvent(f"layer {index} ops", t_cpu, ops, pid, cpu, "cpu_op"))
+                events.append(TraceEvent("layer ops + launches", t_cpu, ops, pid, cpu, "cpu_op", {"layer": index}))
                 start = max(gpu_free, t_cpu + 15)
                 run = round(duration + step_knobs["eager_exposed_us"] * rng.uniform(0.9, 1.1))
-                events.append(TraceEvent(f"layer {index}", start, run, pid, gpu, "kernel"))
+                events.append(TraceEvent("layer", start, run, pid, gpu, "kernel", {"layer": index}))
                 gpu_free = start + run
                 t_cpu += ops
             sync_from = t_cpu
