@@ -275,6 +275,15 @@ def _padded(batch: int) -> int:
     return min(size for size in CAPTURE_SIZES if size >= batch)
 
 
+def _slo(low: float, high: float) -> float | None:
+    """A round half-millisecond in [low, high], else the tenth of a millisecond nearest
+    the middle (the statement prints the SLO to one decimal), else None."""
+    slo = math.floor((low + high) / 2 * 2) / 2
+    if not low <= slo <= high:
+        slo = round((low + high) / 2, 1)
+    return slo if low <= slo <= high else None
+
+
 def generate(variant) -> LabOutput:
     rng = variant.rng
     context = variant.context
@@ -302,15 +311,19 @@ def generate(variant) -> LabOutput:
 
     embed = model["vocab"] * model["hidden"]
     streamed_bytes = ((model["params"] - 2 * embed) * 1 + embed * 2) / tp  # FP8 linears, BF16 LM head; no embedding
-    step, knobs = _step_model(rng, gpu["hbm_bandwidth"].m_as("TB/s"), streamed_bytes, kv_token_bytes,
-                              tokens_per_sequence, model["hidden"], model["layers"])
-    fixture_columns, fixture_rows, fixture = _fixture(rng, step)
     below = padded - 8
-    slo_low = fixture[("piecewise", padded)][1] + 0.3
-    slo_high = fixture[("eager", below)][1] - 0.3
-    slo = math.floor((slo_low + slo_high) / 2 * 2) / 2
-    if not slo_low <= slo <= slo_high:
-        raise ValueError(f"no SLO between {slo_low:.2f} and {slo_high:.2f} ms")
+    # The SLO must sit clear of both PIECEWISE's p99 at the padded batch and eager's p99 a
+    # row below it. On about one draw in twenty the benchmark leaves no room; draw the step
+    # model and the benchmark again (a seed that has room keeps its first draw).
+    for _ in range(50):
+        step, knobs = _step_model(rng, gpu["hbm_bandwidth"].m_as("TB/s"), streamed_bytes, kv_token_bytes,
+                                  tokens_per_sequence, model["hidden"], model["layers"])
+        fixture_columns, fixture_rows, fixture = _fixture(rng, step)
+        slo = _slo(fixture[("piecewise", padded)][1] + 0.3, fixture[("eager", below)][1] - 0.3)
+        if slo is not None:
+            break
+    else:
+        raise ValueError("no benchmark draw leaves room for an SLO")
 
     events, tracks, durations = _trace(knobs, padded, model["layers"], rng)
     log = _replay_log(rng, blocks_eager, block_size, peak_usage, peak_running, step)
