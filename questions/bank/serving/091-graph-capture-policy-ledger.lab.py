@@ -24,12 +24,21 @@ import math
 from datetime import datetime, timedelta
 from typing import NamedTuple
 
-from questions.labs import EventLogArtifact, LabOutput, TableArtifact, TraceArtifact, TraceEvent, Track
+from questions.labs import (
+    EventLogArtifact,
+    LabOutput,
+    TableArtifact,
+    TraceArtifact,
+    TraceEvent,
+    Track,
+)
 
 GIB = 2**30
 MAX_NUM_SEQS = 256
 # vLLM's default capture list for max_num_seqs 256: [1, 2, 4] + range(8, 256, 8) + range(256, 513, 16)
 CAPTURE_SIZES = (1, 2, 4, *range(8, 256, 8), *range(256, 513, 16))
+# Full decode graphs stop at max_num_seqs (vLLM's CudagraphDispatcher keeps only the capture
+# sizes up to uniform_decode_query_len * max_num_seqs for them): 35 of the 51 sizes here.
 FIXTURE_SIZES = tuple(size for size in CAPTURE_SIZES if size <= MAX_NUM_SEQS)
 LOG_INTERVAL_S = 10
 LOG_LINES = 120
@@ -42,6 +51,21 @@ class Policy(NamedTuple):  # a NamedTuple: the loader imports this file outside 
     key: str
     mode: str
     graph_sets: int  # 0 eager, 1 piecewise, 2 full decode graphs + piecewise mixed graphs
+
+    @property
+    def graphs(self) -> int:
+        """Graphs captured: a piecewise one per capture size, and under FULL_AND_PIECEWISE a
+        full decode graph per capture size up to max_num_seqs."""
+        return (len(CAPTURE_SIZES) if self.graph_sets else 0) + (len(FIXTURE_SIZES) if self.graph_sets == 2 else 0)
+
+    @property
+    def capture_sizes(self) -> str:
+        if not self.graph_sets:
+            return "none"
+        mixed = f"{len(CAPTURE_SIZES)} sizes, 1-{CAPTURE_SIZES[-1]}"
+        if self.graph_sets == 1:
+            return mixed
+        return f"{mixed} (full decode graphs: {len(FIXTURE_SIZES)} sizes, 1-{FIXTURE_SIZES[-1]})"
 
 
 POLICIES = (
@@ -84,7 +108,7 @@ def _ledger(rng, total_gib: float, util: float, weights_gib: float, page_bytes: 
         requested = util * total_gib
         available = requested - weights_gib - run_activation - run_non_torch - estimate
         blocks = int(available * GIB // page_bytes)
-        graphs = len(CAPTURE_SIZES) * policy.graph_sets
+        graphs = policy.graphs
         capture_s = 0 if not graphs else round(graphs * rng.uniform(0.30, 0.42))
         used = context + weights_gib + run_non_torch + run_activation + blocks * page_bytes / GIB + actual
         values = {
@@ -94,7 +118,7 @@ def _ledger(rng, total_gib: float, util: float, weights_gib: float, page_bytes: 
         }
         lost = policy.key == "full_and_piecewise"
         rows.append((
-            policy.key, policy.mode, f"{len(CAPTURE_SIZES)} sizes, 1-512" if graphs else "none", graphs,
+            policy.key, policy.mode, policy.capture_sizes, graphs,
             _r2(total_gib), values["requested"], values["weights"], values["activation"], values["non_torch"],
             values["estimate"], None if lost else values["available"], None if lost else blocks,
             values["actual"], capture_s, _r2(total_gib - used),
@@ -130,7 +154,11 @@ def _step_model(rng, bandwidth_tbs: float, weights_bytes: float, kv_token_bytes:
     piecewise_gap_us = rng.uniform(4.0, 6.0)  # GPU-side gap between a graph piece and an eager attention kernel
     piecewise_prepare = rng.uniform(0.15, 0.25)  # attention metadata built outside the graph
     eager_cpu_us = rng.uniform(150, 200)  # Python and launches per layer
-    eager_exposed_us = rng.uniform(24, 36)  # short kernels per layer that wait on their launch
+    # Extra GPU time per eager layer, also when the CPU has run ahead: without capture and
+    # torch.compile (enforce_eager turns both off) each kernel is launched on its own, with a
+    # gap on the stream, and the FP8 activation quantisation runs as kernels of its own
+    # rather than fused into the RMSNorm and the SiLU-and-mul.
+    eager_exposed_us = rng.uniform(24, 36)
 
     def layers_ms(batch):
         reads = weights_bytes + batch * context_tokens * kv_token_bytes
@@ -266,6 +294,27 @@ def _trace(step_knobs, batch: int, layers: int, rng):
     return events, tracks, durations
 
 
+def _trace_readings(events) -> dict:
+    """What the traced steps show, read from the spans as a candidate would (microseconds):
+    each policy's mean GPU layer, when eager's CPU has issued its last layer and how long
+    it then waits, and PIECEWISE's mean gap at a handover."""
+    def spans(pid, tid, name):
+        return sorted((event for event in events if (event.pid, event.tid, event.name) == (pid, tid, name)),
+                      key=lambda event: event.ts)
+
+    eager_layers, full_layers = spans(1, 7, "layer"), spans(3, 7, "layer")
+    eager_sync = spans(1, 1, "cudaStreamSynchronize")[0]
+    pieces = sorted(spans(2, 7, "graph piece") + spans(2, 7, "attention"), key=lambda event: event.ts)
+    gaps = [after.ts - (before.ts + before.dur) for before, after in zip(pieces, pieces[1:])]
+    return {
+        "eager_layer_us": sum(event.dur for event in eager_layers) / len(eager_layers),
+        "full_layer_us": sum(event.dur for event in full_layers) / len(full_layers),
+        "eager_issued_us": eager_sync.ts,
+        "eager_sync_us": eager_sync.dur,
+        "piecewise_gap_us": sum(gaps) / len(gaps),
+    }
+
+
 def blocks_full_available(values: dict) -> float:
     """The KV memory a ledger row's printed figures leave (GiB)."""
     return values["requested"] - values["weights"] - values["activation"] - values["non_torch"] - values["estimate"]
@@ -379,6 +428,15 @@ def generate(variant) -> LabOutput:
         "tokens_per_sequence": round(tokens_per_sequence, 1),
         "slo": _ms(slo),
     }
+    readings = _trace_readings(events)
+    values.update({
+        "eager_layer": f"{readings['eager_layer_us']:.3f} us",
+        "full_layer": f"{readings['full_layer_us']:.3f} us",
+        "eager_extra_per_step": f"{(readings['eager_layer_us'] - readings['full_layer_us']) * model['layers']:.1f} us",
+        "eager_issued": f"{readings['eager_issued_us']} us",
+        "eager_sync": f"{readings['eager_sync_us']} us",
+        "piecewise_gap": f"{readings['piecewise_gap_us']:.3f} us",
+    })
     for policy in POLICIES:
         p50, p99 = fixture[(policy.key, padded)]
         values[f"p50_{policy.key}"] = _ms(p50)
