@@ -25,8 +25,10 @@ from datetime import datetime, timedelta
 from typing import NamedTuple
 
 from questions.labs import (
+    ChartArtifact,
     EventLogArtifact,
     LabOutput,
+    Series,
     TableArtifact,
     TraceArtifact,
     TraceEvent,
@@ -315,6 +317,18 @@ def _trace_readings(events) -> dict:
     }
 
 
+def _p99_chart(fixture_rows, slo: float) -> ChartArtifact:
+    """The benchmark's p99 columns against batch size, with the latency limit as a line."""
+    p99_columns = {"eager": 2, "PIECEWISE": 4, "FULL_AND_PIECEWISE": 6}  # indexes into a benchmark row
+    series = [Series(f"{label} p99", tuple((row[0], row[column]) for row in fixture_rows))
+              for label, column in p99_columns.items()]
+    first, last = fixture_rows[0][0], fixture_rows[-1][0]
+    series.append(Series(f"latency limit ({slo:.1f} ms)", ((first, slo), (last, slo))))
+    return ChartArtifact("p99-step-time", "captured batch size (sequences)", "p99 decode step (ms)", tuple(series),
+                         title="p99 decode step per captured batch size (the benchmark table's p99 columns) "
+                               "against the latency limit")
+
+
 def blocks_full_available(values: dict) -> float:
     """The KV memory a ledger row's printed figures leave (GiB)."""
     return values["requested"] - values["weights"] - values["activation"] - values["non_torch"] - values["estimate"]
@@ -386,6 +400,7 @@ def generate(variant) -> LabOutput:
         TableArtifact("step-times", fixture_columns, fixture_rows,
                       title="Matched benchmark: decode step time per captured batch size, same context mix "
                             "(2,000 steps per cell, ms)"),
+        _p99_chart(fixture_rows, slo),
         TraceArtifact("decode-step", events, tracks,
                       title=f"One decode step at batch {padded} under each policy (each run aligned at 0)"),
     )
