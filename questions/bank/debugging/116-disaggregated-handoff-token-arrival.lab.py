@@ -187,7 +187,10 @@ def _decode_side(rng, physics: _Model, requests, target: int, stall_steps: int):
             free_slots += 1
             finished += 1
             next_free += 1
-        in_use = sum(background) + sum(contexts.values())
+        # blocks are reserved when the router assigns a request, so one in flight or waiting holds its prompt's
+        reserved = sum(request["prompt"] for index, request in enumerate(requests)
+                       if request["arrival"] <= t and index not in admitted_at)
+        in_use = sum(background) + sum(contexts.values()) + reserved
         rows.append((step, t, forward_end, batch, len(waiting), ", ".join(admitted), finished,
                      round(100 * in_use / physics.pool_tokens, 1)))
         if step % 100 == 37:
