@@ -58,6 +58,25 @@ def test_a_generator_that_draws_from_the_global_random_is_caught(tmp_path, monke
     assert problems and "not deterministic" in problems[0][1]
 
 
+@pytest.mark.parametrize("body, words", [
+    ("    if variant.seed % 25 == 3:\n        raise ValueError('no SLO between the policies')\n", "generate() fails"),
+    ("    if variant.seed % 25 == 3:\n        return LabOutput((log,), {})\n", "appear on some seeds only"),
+])
+def test_a_generator_that_breaks_on_a_few_seeds_in_a_hundred_is_caught(tmp_path, monkeypatch, lab_question, body,
+                                                                         words):
+    path = tmp_path / "rare.lab.py"
+    path.write_text(
+        "from questions.labs import EventLogArtifact, LabOutput\n"
+        "def generate(variant):\n"
+        "    log = EventLogArtifact('log', [str(variant.rng.random())])\n"
+        + body +
+        "    return LabOutput((log,), {'x': 1.0})\n"
+    )
+    monkeypatch.setattr(lab_generator, "generator_path", lambda relative: path)
+    problems = generator_problems(lab_question, [draw_variant(lab_question, 0)])
+    assert problems and words in problems[0][1] and "[seed " in problems[0][1]
+
+
 def test_the_stall_reference_is_measured_from_the_downloaded_trace(lab_question):
     variant = draw_variant(lab_question, 7)
     trace = json.loads(variant.lab.output.artifact("warm-batch.json").to_bytes())
