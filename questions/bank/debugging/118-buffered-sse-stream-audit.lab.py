@@ -391,7 +391,15 @@ def generate(variant) -> LabOutput:
         "first_wave_engine_ttft": _ms(mean([r.first_token - r.arrival for r in first_wave])),
         "waiters_engine_ttft": _ms(mean([r.first_token - r.arrival for r in waiters])),
         "waiters_connection_wait": _ms(mean([r.connection - r.launch for r in waiters])),
+        "client_ttft_max": _ms(max(r.events[0][0] - r.launch for r in requests)),
+        "engine_ttft_max": _ms(max(r.first_token - r.arrival for r in requests)),
     }
+    # The longest wait against the pause: the last event before the gap, the pause
+    # itself (the gc.collect span), and the merged event that ends the gap.
+    gap_end = next(received for received, _ in traced.events if received >= frontend.gc_end)
+    gap_start = max(received for received, _ in traced.events if received < gap_end)
+    values["before_gc"] = _ms(frontend.gc_start - gap_start)
+    values["after_gc"] = _ms(gap_end - frontend.gc_end)
     for name, value in audit.items():
         counted = name in ("tokens", "token_events", "first_event_tokens", "max_wait_tokens", "biggest_event",
                            "multi_token_events")
