@@ -84,13 +84,12 @@ class _Request:
 
 
 class _Frontend:
-    """The API server's event loop: it forwards outputs after a small delay, except
-    during its one garbage-collection pause, which it decides on when the traced
-    request's first token appears (the loop has no idea what is traced; the pause
-    is simply placed where the traced stream shows it)."""
+    """The API server's event loop: nothing it handles moves while its one
+    garbage-collection pause runs. The simulation places the pause once the traced
+    request's first token exists, inside that request's decode, so its stream shows it
+    (the loop itself knows nothing of which request is traced)."""
 
-    def __init__(self, rng):
-        self.rng = rng
+    def __init__(self):
         self.gc_start = self.gc_end = None
 
     def free_at(self, t: int) -> int:
@@ -107,7 +106,7 @@ def _simulate(rng, pool: int, step_model: dict):
         launch += _us(rng, 60, 140)  # the client builds and starts each request in turn
         max_tokens = rng.randrange(260, 321) if index == traced_index else rng.randrange(90, 321)
         requests.append(_Request(index, launch, rng.randrange(600, 1401), max_tokens))
-    frontend = _Frontend(rng)
+    frontend = _Frontend()
     free_connections = pool
     waiting_for_connection = []
 
