@@ -32,12 +32,10 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 import pint
-import yaml
 
 from grading.expressions import (
     Binary,
@@ -57,7 +55,6 @@ ANSWER = "answer"
 # Near misses found in the bank when this check arrived and not reviewed yet:
 # {slug: {part id: [label, ...]}}. Review an entry (tighten, list, or waive with a
 # reason in the question) and delete it; entries no longer found fail validation.
-BACKLOG_FILE = Path(__file__).with_name("near_miss_backlog.yaml")
 # Off by one, or a count left out of a product, only for counts a person keeps in their
 # head (GPUs, steps, requests), not for widths such as a head dimension of 128.
 MAX_COUNT = 16
@@ -429,13 +426,10 @@ class Finding:
 
 
 def check_near_misses(part_index: int, part_id: str, band, definitions: Mapping[str, str],
-                      variants: list, backlog: Iterable[str] = ()) -> list[Finding]:
+                      variants: list) -> list[Finding]:
     """Near misses of one part (a ``ToleranceBand``) over ``variants`` (each with
     ``context`` and ``choices``): unwaived ones inside the tolerance, listed mistakes
-    inside it, and waivers that match no mutation at all. ``backlog`` holds the labels
-    found when the check was introduced and not reviewed yet (``BACKLOG_FILE``): they
-    are not reported, but one that is no longer found is, so the backlog only shrinks."""
-    backlog = set(backlog)
+    inside it, and waivers that match no mutation at all."""
     noise = min(0.005, band.rtol / 3)
     findings: list[Finding] = []
     used: set[str] = set()
@@ -448,7 +442,6 @@ def check_near_misses(part_index: int, part_id: str, band, definitions: Mapping[
         for group in _same_values(misses or (), noise):
             waivers = [prefix for prefix, _ in band.waivers
                        if any(miss.label.startswith(prefix) for miss in group)]
-            waivers += [label for label in backlog if any(miss.label == label for miss in group)]
             if waivers:
                 used.update(waivers)
                 continue
@@ -467,7 +460,7 @@ def check_near_misses(part_index: int, part_id: str, band, definitions: Mapping[
                 continue
             label = f"mistakes[{index}]"
             if abs(value - reference) <= band.rtol * abs(reference) + band.atol_base:
-                if label in backlog or any(label == prefix for prefix, _ in band.waivers):
+                if any(label == prefix for prefix, _ in band.waivers):
                     used.add(label)
                     continue
                 findings.append(Finding(
@@ -475,10 +468,6 @@ def check_near_misses(part_index: int, part_id: str, band, definitions: Mapping[
                     f"part {part_id!r}: listed mistake {label} {mistake!r} lies inside the tolerance "
                     f"({_relative(NearMiss(label, value, reference))} the reference, rtol {band.rtol:g})",
                     variant.choices, ("mistake inside", part_id, index)))
-    for label in sorted(backlog - used):
-        findings.append(Finding(("parts", part_index), f"part {part_id!r}: backlog entry {label!r} "
-                                f"({BACKLOG_FILE.name}) is no longer found: remove it", None,
-                                ("stale backlog", part_id, label)))
     for prefix, _reason in band.waivers:
         if prefix not in used and not prefix.startswith("mistakes[") and \
                 not any(label.startswith(prefix) for label in labels_seen):
@@ -486,16 +475,6 @@ def check_near_misses(part_index: int, part_id: str, band, definitions: Mapping[
                                     f"part {part_id!r}: waiver {prefix!r} matches no near miss",
                                     None, ("unused waiver", part_id, prefix)))
     return findings
-
-
-@functools.cache
-def backlog() -> dict:
-    """The backlog (``BACKLOG_FILE``), {slug: {part id: (label, ...)}}; empty if absent."""
-    if not BACKLOG_FILE.exists():
-        return {}
-    data = yaml.safe_load(BACKLOG_FILE.read_text()) or {}
-    return {slug: {part: tuple(labels) for part, labels in (parts or {}).items()}
-            for slug, parts in data.items()}
 
 
 def _same_values(misses, noise: float) -> list[list[NearMiss]]:

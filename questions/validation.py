@@ -327,8 +327,7 @@ class _Engine:
             band = part.engine.tolerance_band(specs[part.id]) if part.id in specs else None
             if band is None:
                 continue
-            pending = mutations.backlog().get(question.slug, {}).get(part.id, ())
-            for finding in mutations.check_near_misses(index, part.id, band, question.derived, variants, pending):
+            for finding in mutations.check_near_misses(index, part.id, band, question.derived, variants):
                 report.add(finding.path, finding.message, finding.choices, same_as=finding.same_as)
 
     def _load_specs(self, question: Question, report: _Reporter) -> dict:
