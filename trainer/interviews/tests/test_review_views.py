@@ -5,6 +5,8 @@ import json
 import pytest
 from django.urls import reverse
 
+from grading import services as grading_services
+from grading.models import Attempt
 from trainer.interviews import services
 from trainer.interviews.models import Scorecard
 from trainer.interviews.tests.conftest import make_interview, start
@@ -114,3 +116,20 @@ def test_exports_are_downloads_in_markdown_and_json(client, login_as, started_in
     data = json.loads(exported.content)
     assert data["interview"]["candidate"] == "cand"
     assert [event["kind"] for event in data["events"]][:3] == ["created", "joined", "started"]
+
+
+def test_the_transcript_shows_how_an_answer_was_read(client, interviewer, candidate, decode_question):
+    """The panel sees what the engine understood beside what was typed (an order or
+    match part's ids read as its items, arithmetic read as its value), and nothing extra
+    when the two are the same."""
+    interview = start(make_interview(interviewer, decode_question), candidate)
+    question = interview.questions.get()
+    for answer in ("2 * 500 ms", "4.2 ms"):
+        services.answer_submit(interview=interview, user=candidate, question=question, part_id="floor", answer=answer)
+    for attempt in Attempt.objects.all():
+        grading_services.attempt_grade(attempt.id)
+    client.force_login(interviewer)
+    page = client.get(reverse("interview-transcript", args=[interview.id])).content.decode()
+    readings = [attempt.stored_verdict.interpreted for attempt in Attempt.objects.order_by("id")]
+    assert readings[0] != "2 * 500 ms" and f"read as {readings[0]}" in page
+    assert readings[1] == "4.2 ms" and page.count("data-read-as") == 1
