@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import functools
 import itertools
+import multiprocessing
+import os
 import random
 import sys
 from dataclasses import dataclass
@@ -121,14 +123,38 @@ def validate_file(path: Path | str, *, thorough: bool = True) -> FileReport:
     return _validate_loaded(load_file(path), path, thorough)
 
 
-def validate_paths(paths: list[Path | str] | None = None, *, thorough: bool = True) -> list[FileReport]:
+def validate_paths(paths: list[Path | str] | None = None, *, thorough: bool = True,
+                   jobs: int | None = None) -> list[FileReport]:
     """Validate files (default: the whole bank). Across them, slugs are unique and so
-    are seeds (the seed number is the catalogue question's identity)."""
+    are seeds (the seed number is the catalogue question's identity). Files are checked
+    in `jobs` processes at once (default: one per CPU): each file's checks are CPU-bound
+    Python and independent of the others'."""
     paths = bank_files() if paths is None else [Path(path) for path in paths]
-    reports = [validate_file(path, thorough=thorough) for path in paths]
+    reports = _validate_each(paths, thorough, jobs or os.cpu_count() or 1)
     _check_unique(reports, "slug")
     _check_unique_seed_versions(reports)
     return reports
+
+
+def _validate_each(paths: list[Path], thorough: bool, jobs: int) -> list[FileReport]:
+    if jobs < 2 or len(paths) < 2 * jobs:
+        return [validate_file(path, thorough=thorough) for path in paths]
+    # Forked workers inherit the loaded engine and catalogue. Each sends back only its
+    # file's problems (plain data); the parent reads the question again, which is cheap.
+    with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        outcomes = pool.map(functools.partial(_problems_of, thorough=thorough), paths, chunksize=1)
+    reports = []
+    for path, (found, sound) in zip(paths, outcomes):
+        loaded = load_file(path)
+        question = Question.from_data(loaded.data) if sound else None
+        reports.append(FileReport(loaded.path, found, question=question, lines=loaded.lines))
+    return reports
+
+
+def _problems_of(path: Path, *, thorough: bool) -> tuple[list[Problem], bool]:
+    """A file's problems, and whether its structure was sound (its question loads)."""
+    report = validate_file(path, thorough=thorough)
+    return report.problems, report.question is not None
 
 
 def _check_unique(reports: list[FileReport], key: str) -> None:

@@ -177,3 +177,16 @@ def test_command_line_prints_problems_and_exits_non_zero(tmp_path, capsys):
 @pytest.mark.parametrize("value", [0, 136, "1"])
 def test_seed_out_of_range(value):
     assert any("seed" in message for message in messages_for(question_yaml(seed=value)))
+
+
+def test_files_checked_in_parallel_report_what_one_process_reports(tmp_path):
+    good = [write_question(tmp_path / str(n), slug=f"decode-floor-{n}", seed=n + 1) for n in range(4)]
+    bad = write_question(tmp_path / "bad", slug="decode-floor-bad", seed=9, difficulty=0)
+    paths = [*good, bad]
+    alone = validate_paths(paths, jobs=1)
+    together = validate_paths(paths, jobs=2)
+    assert [(r.path, [p.message for p in r.problems]) for r in together] == \
+        [(r.path, [p.message for p in r.problems]) for r in alone]
+    assert [r.question.slug if r.question else None for r in together] == \
+        [r.question.slug if r.question else None for r in alone]
+    assert together[-1].problems and not any(r.problems for r in together[:-1])
