@@ -66,7 +66,7 @@ TRACKS = (
 
 
 def shape_id(batch: int, mean: int, pattern: str) -> str:
-    return f"b{batch}-kv{mean // 1024}k-{pattern}"
+    return f"b{batch}_kv{mean // 1024}k_{pattern}"
 
 
 def ragged_lengths(rng, batch: int, mean: int) -> list[int]:
@@ -149,7 +149,7 @@ def plan_trace(rng, fixture: dict, bandwidth: float, layers: int) -> list[TraceE
     weights_us = STREAMED_WEIGHT_BYTES / (STREAM_EFFICIENCY * bandwidth)
     plan_base = rng.uniform(42, 78)
     events, t = [], 0
-    steps = [("b4-kv8k-ragged", True)] * 5 + [("b64-kv2k-ragged", False)] * 3
+    steps = [(shape_id(4, 8192, "ragged"), True)] * 5 + [(shape_id(64, 2048, "ragged"), False)] * 3
     for index, (shape, split) in enumerate(steps):
         row = fixture[shape]
         batch = row["batch"]
@@ -182,6 +182,31 @@ def plan_trace(rng, fixture: dict, bandwidth: float, layers: int) -> list[TraceE
         t = end + round(rng.uniform(25, 40))
     events.sort(key=lambda event: (event.ts, event.pid, event.tid))
     return events
+
+
+def step_boundary(rng, events: list[TraceEvent], row: dict, step: int = 2) -> list[TraceEvent]:
+    """The same capture zoomed on the start of split-kernel step `step`: the previous
+    step's `sample`, the host work before the launch, the work-list copy, and the graph's
+    kernels up to the first layer's attention (the graph span itself is not a kernel)."""
+    host_names = {"schedule", "prepare_inputs", "attn_plan", "cudaGraphLaunch"}
+    graphs = [event for event in events if event.name == "decode_graph"]
+    graph = graphs[step]
+    previous_sample = next(event for event in events if event.name == "sample" and event.end <= graph.ts
+                           and event.ts >= graphs[step - 1].ts)
+    window = [event for event in events if event.ts >= previous_sample.ts and event.end <= graph.ts
+              and (event.name in host_names or event.name in {"sample", "work_list_h2d"})]
+    t = graph.ts
+    kernels = [("embedding", rng.uniform(3, 5)), ("rmsnorm", rng.uniform(2.5, 4)),
+               ("qkv_proj", rng.uniform(17, 23)), ("rope_cache_write", rng.uniform(3, 5)),
+               ("split_kv_decode", row["split"] - MERGE_US - LAUNCH_US), ("merge_partials", MERGE_US),
+               ("o_proj", rng.uniform(12, 16))]
+    for name, duration in kernels:
+        duration = round(duration, 1)
+        window.append(TraceEvent(name, round(t, 1), duration, GPU, COMPUTE, "kernel",
+                                 {"layer": 0} if name != "embedding" else {}))
+        t += duration + round(rng.uniform(1.0, 2.0), 1)
+    window.sort(key=lambda event: (event.ts, event.pid, event.tid))
+    return window
 
 
 def gpu_idle_before_graphs(events: list[TraceEvent]) -> tuple[float, float]:
@@ -244,8 +269,8 @@ def generate(variant) -> LabOutput:
 
     fixture_table = TableArtifact(
         "fixture",
-        ("shape", "batch", "kv_len_mean", "kv_len_min", "kv_len_max", "baseline_us", "baseline_p90_us",
-         "split_us", "split_p90_us", "max_abs_err", "mean_abs_err", "bench_check"),
+        ("shape", "batch", "kv_mean", "kv_min", "kv_max", "base_us", "base_p90_us", "split_us", "split_p90_us",
+         "max_abs_err", "mean_abs_err", "bench_check"),
         [(row["shape"], row["batch"], row["mean"], row["min"], row["max"], row["baseline"], row["baseline_p90"],
           row["split"], row["split_p90"], row["max_err"], row["mean_err"],
           "ok" if row["mean_err"] <= BENCH_MEAN_LIMIT else "FAIL") for row in rows],
@@ -253,12 +278,15 @@ def generate(variant) -> LabOutput:
     )
     production_table = TableArtifact(
         "production-mix",
-        ("batch", "kv_len_mean", "shortest_seq_typical", "share_of_steps", "mean_step_ms"),
+        ("batch", "kv_mean", "shortest_seq", "share_of_steps", "mean_step_ms"),
         [(b["batch"], b["mean"], b["shortest"], b["share"], b["step_ms"]) for b in buckets],
         title="Production decode steps by bucket, last 7 days (step times with the baseline kernel)",
     )
     trace = TraceArtifact("dispatch-replay", events, TRACKS,
                           title="A production replay with the PR's dispatcher on: eight decode steps")
+    boundary = TraceArtifact("step-boundary", step_boundary(rng, events, fixture[shape_id(4, 8192, "ragged")]), TRACKS[:3],
+                             title="The same capture zoomed on the start of step 2: host work, then the graph's "
+                                   "first kernels")
     log = EventLogArtifact("ci", ci_log(rng, page), title="The PR's CI run: the kernel's unit tests")
 
     lucky = [b for b in buckets if b["batch"] > 1 and b["passes"] and b["net"] > 0]
@@ -292,7 +320,7 @@ def generate(variant) -> LabOutput:
         values[f"net_{key}"] = round(bucket["net"], 4)
         values[f"share_{key}"] = bucket["share"]
         values[f"err_{key}"] = bucket["row"]["max_err"]
-    return LabOutput((fixture_table, production_table, trace, log), values)
+    return LabOutput((fixture_table, production_table, trace, boundary, log), values)
 
 
 def ci_log(rng, page: int) -> tuple[str, ...]:
