@@ -31,7 +31,16 @@ spans generated here, from the numbers as printed, the way a candidate would.
 
 from __future__ import annotations
 
-from questions.labs import EventLogArtifact, LabOutput, TableArtifact, TraceArtifact, TraceEvent, Track
+from questions.labs import (
+    ChartArtifact,
+    EventLogArtifact,
+    LabOutput,
+    Series,
+    TableArtifact,
+    TraceArtifact,
+    TraceEvent,
+    Track,
+)
 
 KV_HEADS = 8
 BYTES_PER_TOKEN_HEAD = 2 * 128 * 2  # K and V, head_dim 128, BF16 (Llama 3.1 8B, the only model)
@@ -184,6 +193,22 @@ def plan_trace(rng, fixture: dict, bandwidth: float, layers: int) -> list[TraceE
     return events
 
 
+def speedup_chart(fixture: dict) -> ChartArtifact:
+    """The plot a PR puts in its description: per-layer speedup by mean length, one line
+    per batch (ragged above batch 1). It is not the step saving: no plan, no mix."""
+    series = []
+    for batch in BATCHES:
+        pattern = "uniform" if batch == 1 else "ragged"
+        points = []
+        for mean in MEAN_LENGTHS:
+            row = fixture[shape_id(batch, mean, pattern)]
+            points.append((mean / 1024, round(row["baseline"] / row["split"], 3)))
+        series.append(Series(f"batch {batch}" + ("" if batch == 1 else ", ragged"), tuple(points)))
+    return ChartArtifact("speedup", "mean KV length (K tokens)", "per-layer speedup (base_us / split_us)",
+                         tuple(series), style="line",
+                         title="The PR's plot: the split kernel's per-layer speedup over the baseline")
+
+
 def step_boundary(rng, events: list[TraceEvent], row: dict, step: int = 2) -> list[TraceEvent]:
     """The same capture zoomed on the start of split-kernel step `step`: the previous
     step's `sample`, the host work before the launch, the work-list copy, and the graph's
@@ -284,7 +309,8 @@ def generate(variant) -> LabOutput:
     )
     trace = TraceArtifact("dispatch-replay", events, TRACKS,
                           title="A production replay with the PR's dispatcher on: eight decode steps")
-    boundary = TraceArtifact("step-boundary", step_boundary(rng, events, fixture[shape_id(4, 8192, "ragged")]), TRACKS[:3],
+    zoomed = step_boundary(rng, events, fixture[shape_id(4, 8192, "ragged")])
+    boundary = TraceArtifact("step-boundary", zoomed, TRACKS[:3],
                              title="The same capture zoomed on the start of step 2: host work, then the graph's "
                                    "first kernels")
     log = EventLogArtifact("ci", ci_log(rng, page), title="The PR's CI run: the kernel's unit tests")
@@ -320,7 +346,7 @@ def generate(variant) -> LabOutput:
         values[f"net_{key}"] = round(bucket["net"], 4)
         values[f"share_{key}"] = bucket["share"]
         values[f"err_{key}"] = bucket["row"]["max_err"]
-    return LabOutput((fixture_table, production_table, trace, boundary, log), values)
+    return LabOutput((speedup_chart(fixture), fixture_table, production_table, trace, boundary, log), values)
 
 
 def ci_log(rng, page: int) -> tuple[str, ...]:
