@@ -16,6 +16,11 @@ import numpy as np
 from grading.judge import Case, Judge, Tolerance, compare_arrays
 
 TOLERANCE = Tolerance(rtol=1e-4, atol=1e-5, norm_rtol=1e-4)
+# Scores near 1000 carry about 1e-4 of float32 rounding, which moves the softmax weights
+# by that much relative: a stable reference computed in float32 (as the inputs are) is off
+# by up to ~5e-5 of the largest output there. The overflow this group is for gives inf or
+# NaN, which no tolerance lets through, so a looser one costs nothing.
+LARGE_SCORE_TOLERANCE = Tolerance(rtol=1e-3, atol=1e-3, norm_rtol=1e-3)
 STALE = 40.0  # stale slots hold values this large: a leak of one slot moves the output
 
 
@@ -103,7 +108,8 @@ class PagedDecodeJudge(Judge):
         return reference_decode(*case.args)
 
     def check(self, case, got, expected):
-        return compare_arrays(got, expected, TOLERANCE, "out")
+        tolerance = LARGE_SCORE_TOLERANCE if case.group == "large_scores" else TOLERANCE
+        return compare_arrays(got, expected, tolerance, "out")
 
 
 JUDGES = {"reference": PagedDecodeJudge()}
