@@ -126,8 +126,11 @@ def fixture_rows(rng, bandwidth: float, sms: int, page: int) -> list[dict]:
                 rows.append({
                     "shape": shape_id(batch, mean, pattern), "batch": batch, "pattern": pattern,
                     "mean": mean, "min": min(lengths), "max": max(lengths),
-                    "baseline": round(baseline * rng.uniform(0.985, 1.015), 1),
-                    "split": round(split * rng.uniform(0.985, 1.015), 1),
+                    # Medians of 200 runs move by about a percent between sweeps; at batch 64
+                    # more would let noise alone make the split kernel "win" a bucket by a few
+                    # microseconds, which the replay (batch 64 on the baseline) contradicts.
+                    "baseline": round(baseline * rng.uniform(0.99, 1.01), 1),
+                    "split": round(split * rng.uniform(0.99, 1.01), 1),
                     "max_err": float(f"{max_err:.2e}"), "mean_err": float(f"{mean_err:.2e}"),
                 })
     for row in rows:
@@ -137,16 +140,19 @@ def fixture_rows(rng, bandwidth: float, sms: int, page: int) -> list[dict]:
     return rows
 
 
-def production_rows(rng) -> list[dict]:
+def production_rows(rng, fixture: dict) -> list[dict]:
     """The buckets with shares jittered and renormalised (three decimals summing to 1) and
-    the shortest sequence a typical batch of the bucket holds."""
+    the shortest sequence a typical batch of the bucket holds: at most half the shortest
+    of the bucket's ragged fixture row (and under 400), so the fixture never tested a
+    production batch's short sequences, which is what the feedback and solution say."""
     jittered = [share * rng.uniform(0.8, 1.2) for _, share in PRODUCTION]
     total = sum(jittered)
     shares = [round(value / total, 3) for value in jittered]
     shares[-1] = round(1 - sum(shares[:-1]), 3)
     rows = []
     for ((batch, mean), _), share in zip(PRODUCTION, shares):
-        shortest = mean if batch == 1 else rng.randrange(24, 400)
+        fixture_shortest = fixture[shape_id(batch, mean, "ragged")]["min"] if batch > 1 else mean
+        shortest = mean if batch == 1 else rng.randrange(24, max(25, min(400, fixture_shortest // 2)))
         rows.append({"batch": batch, "mean": mean, "shortest": shortest, "share": share})
     return rows
 
@@ -275,7 +281,7 @@ def generate(variant) -> LabOutput:
     layers = int(variant.context["model"]["layers"])
     rows = fixture_rows(rng, bandwidth, sms, page)
     fixture = {row["shape"]: row for row in rows}
-    production = production_rows(rng)
+    production = production_rows(rng, fixture)
     events = plan_trace(rng, fixture, bandwidth, layers)
 
     plan_spans = [event.dur for event in events if event.name == "attn_plan"]
