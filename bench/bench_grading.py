@@ -8,6 +8,10 @@ Two passes: ``cold`` clears the engine's caches (loaded specs, parsed author
 expressions, unit lookups, symbolic comparisons) before every call, the worst case;
 ``warm`` keeps them, the steady state of a server. Target: p99 < 50 ms in-process.
 
+The scratchpad case grades a 20-line scratchpad (right, and with one slip) for a
+numeric part, step by step, next to its baseline: the same final answer graded alone,
+in the same run. Target: p99 < 50 ms for the scratchpad too.
+
 Parts come from the question bank when ``questions`` can load it (every numeric and
 formula part, variant seed 1), plus a representative inline set; ``--specs FILE`` adds
 parts from a YAML list of ``{part: {...}, context: {...}}`` (context values as in a
@@ -30,6 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import grading  # noqa: E402
 from grading.expressions import parse_trusted  # noqa: E402
 from grading.expressions.symbolic import _compare_cached  # noqa: E402
+from grading.kinds.numeric import steps as numeric_steps  # noqa: E402
+from grading.kinds.numeric.working import _read_working  # noqa: E402
 from grading.quantities import parse_quantity, parse_unit  # noqa: E402
 from grading.variants import build_context  # noqa: E402
 
@@ -84,6 +90,19 @@ INLINE_PARTS = [
                  "S": {"range": [78, 160], "integer": True},
                  "T": {"range": [2, 65536], "integer": True}}},
 ]
+# 20 steps for the inline "floor" part (weight bytes over one H100's bandwidth), with
+# the KV cache, the step time, throughput and the compute time worked out on the way.
+SCRATCHPAD_LINES = [
+    "params = 70.6e9", "bytes_per = 2 B", "w = params * bytes_per", "layers = 80", "kv_heads = 8",
+    "head_dim = 128", "kv_tok = 2 * layers * kv_heads * head_dim * bytes_per", "ctx = 8192", "batch = 32",
+    "kv = kv_tok * ctx * batch", "bw = 3.35 TB/s", "t_w = w / bw", "t_kv = kv / bw", "t_step = t_w + t_kv",
+    "tps = batch / t_step", "work = 2 FLOP * params * batch", "peak = 989.4 TFLOP/s", "t_compute = work / peak",
+    "ratio = t_w / t_compute", "> floor = w / bw",
+]
+SCRATCHPADS = {
+    "right": "\n".join(SCRATCHPAD_LINES),
+    "one slip": "\n".join(line.replace("2 B", "1 B") for line in SCRATCHPAD_LINES),
+}
 INVALID_NUMERIC = ["41.8 Gb", "9**9**9**9", "x" * 10_000, "__import__('os')", "((1 ms",
                    "5 TFLOPS", "1 foo", "3 GB + 2 s", "", "1,000 ms"]
 INVALID_FORMULA = ["Lhd", "9**9**9**9", "x" * 10_000, "__import__('os')", "((L",
@@ -166,6 +185,8 @@ def clear_caches() -> None:
     parse_unit.cache_clear()
     parse_quantity.cache_clear()
     _compare_cached.cache_clear()
+    _read_working.cache_clear()
+    numeric_steps._CACHE.clear()
 
 
 def measure(cases, repetitions: int, cold: bool) -> dict:
@@ -188,6 +209,34 @@ def measure(cases, repetitions: int, cold: bool) -> dict:
                     timings[(part["kind"], answer_class)].append(
                         (time.perf_counter() - started) * 1e3)
     return timings
+
+
+def measure_scratchpad(repetitions: int, cold: bool) -> dict:
+    """The 20-line scratchpad cases and their baselines (the same answer, no working)."""
+    part, context = next((part, context) for part, context in inline_cases() if part["id"] == "floor")
+    kind = grading.get_kind(part["kind"])
+    timings: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for label, scratchpad in SCRATCHPADS.items():
+        answer = kind.scratchpad_answer(kind.load_spec(part), scratchpad)
+        for _ in range(repetitions):
+            for case, pad in ((f"{label}", scratchpad), (f"{label} base", "")):
+                if cold:
+                    clear_caches()
+                started = time.perf_counter()
+                verdict = grading.grade(part, answer, context, scratchpad=pad)
+                timings[("scratch", case)].append((time.perf_counter() - started) * 1e3)
+                if pad and len(verdict.steps) != len(SCRATCHPAD_LINES):
+                    raise SystemExit(f"the scratchpad case graded {len(verdict.steps)} steps, not 20")
+    return timings
+
+
+def report_scratchpad(title: str, timings: dict) -> None:
+    print(f"\n{title}: a 20-line scratchpad against its baseline (the same answer alone), this run")
+    print(f"{'case':<12}{'n':>6}{'p50 ms':>10}{'p99 ms':>10}{'base p50':>10}{'base p99':>10}")
+    for label in SCRATCHPADS:
+        samples, base = timings[("scratch", label)], timings[("scratch", f"{label} base")]
+        print(f"{label:<12}{len(samples):>6}{statistics.median(samples):>10.2f}{percentile(samples, 0.99):>10.2f}"
+              f"{statistics.median(base):>10.2f}{percentile(base, 0.99):>10.2f}")
 
 
 def percentile(samples: list[float], fraction: float) -> float:
@@ -228,6 +277,8 @@ def main(argv=None) -> None:
     print(source)
     report("cold (caches cleared before every call)", measure(cases, args.repetitions, True))
     report("warm (steady state)", measure(cases, args.repetitions, False))
+    report_scratchpad("cold", measure_scratchpad(args.repetitions, True))
+    report_scratchpad("warm", measure_scratchpad(args.repetitions, False))
 
 
 if __name__ == "__main__":

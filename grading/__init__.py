@@ -21,7 +21,7 @@ from grading.verdict import Verdict
 
 __all__ = [
     "AnswerKind", "PartSpec", "SpecError", "Verdict", "answer_values", "get_kind", "grade",
-    "interpret", "kinds", "kinds_with", "load_part",
+    "interpret", "kinds", "kinds_with", "load_part", "read_scratchpad",
 ]
 
 logger = logging.getLogger(__name__)
@@ -74,18 +74,52 @@ def _run(method: str, part, text, context, **options) -> Verdict:
                                "another way")
 
 
-def grade(part: Mapping | PartSpec, text: str, context: Mapping, *, effects: Effects | None = None) -> Verdict:
+def _with_scratchpad(part, scratchpad: str) -> dict | Verdict:
+    if not scratchpad:
+        return {}
+    if not get_kind(load_part(part).kind).has_scratchpad:
+        return Verdict.invalid("this part has no scratchpad; write the answer alone")
+    return {"scratchpad": scratchpad}
+
+
+def grade(part: Mapping | PartSpec, text: str, context: Mapping, *, effects: Effects | None = None,
+          scratchpad: str = "") -> Verdict:
     """Grade ``text`` for ``part`` in ``context``. Never raises because of ``text``;
     raises ``SpecError`` when the part or its reference is broken (an author's fault).
     ``effects`` (``grading.effects``): the sandbox, judges and GPU that a part that runs
-    code uses; None for this machine's."""
-    return _run("grade", part, text, context, **({"effects": effects} if effects is not None else {}))
+    code uses; None for this machine's. ``scratchpad``: the candidate's working, for
+    kinds that have one (``has_scratchpad``), graded step by step; an empty ``text``
+    then takes its answer line."""
+    options = _with_scratchpad(part, scratchpad)
+    if isinstance(options, Verdict):
+        return options
+    if effects is not None:
+        options["effects"] = effects
+    return _run("grade", part, text, context, **options)
 
 
-def interpret(part: Mapping | PartSpec, text: str, context: Mapping) -> Verdict:
+def interpret(part: Mapping | PartSpec, text: str, context: Mapping, *, scratchpad: str = "") -> Verdict:
     """Parse only, for the live preview ("interpreted as 41.8 ms"): ``correct`` is None
-    and nothing is revealed. Same error contract as ``grade``."""
-    return _run("interpret", part, text, context)
+    and nothing is revealed. Same error contract as ``grade``; with a ``scratchpad``, a
+    line of it that does not read makes the answer invalid."""
+    options = _with_scratchpad(part, scratchpad)
+    if isinstance(options, Verdict):
+        return options
+    return _run("interpret", part, text, context, **options)
+
+
+def read_scratchpad(part: Mapping | PartSpec, text: str) -> tuple:
+    """A scratchpad line by line (``StepRecord``s with each value or error), for the live
+    preview: nothing compared, nothing revealed; empty for kinds without one."""
+    spec = load_part(part)
+    kind = get_kind(spec.kind)
+    if not kind.has_scratchpad or not isinstance(text, str):
+        return ()
+    try:
+        return tuple(kind.read_scratchpad(spec, text))
+    except Exception:
+        logger.exception("grading.read_scratchpad failed on part %s", spec.id)
+        return ()
 
 
 def answer_values(parts: Iterable[Mapping | PartSpec], context: Mapping) -> dict:

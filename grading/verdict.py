@@ -104,6 +104,57 @@ class CaseRecord:
 
 
 @dataclass(frozen=True)
+class StepRecord:
+    """One line of a numeric part's scratchpad, as graded (``Verdict.steps``).
+
+    ``line`` is its 1-based line number; ``name`` the step's name ("" for a line with no
+    ``name =``); ``text`` the expression as typed; ``value`` its value in sensible units
+    ("" when it could not be read, then ``error`` says where and why). ``matched`` is the
+    plain name of the reference intermediate it matched ("weight bytes"), ``mistake``
+    the listed mistake whose intermediate it matched (``mistakes[4]``) with that
+    mistake's ``feedback``; neither when it matched nothing expected. ``depends_on``
+    are the line numbers of the earlier steps it uses; ``is_answer`` marks the answer
+    line. ``expected`` is set on the first wrong step only: what the reference has
+    there. It is part of the verdict, like ``Verdict.expected``, and the pages show it
+    only once the part is solved or given up."""
+
+    line: int
+    name: str
+    text: str
+    value: str = ""
+    error: str = ""
+    matched: str = ""
+    mistake: str | None = None
+    feedback: str = ""
+    depends_on: tuple[int, ...] = ()
+    is_answer: bool = False
+    expected: str = ""
+
+    @property
+    def status(self) -> str:
+        """In one word: ``error``, ``intermediate``, ``mistake`` or ``unmatched``."""
+        if self.error:
+            return "error"
+        if self.matched:
+            return "intermediate"
+        return "mistake" if self.mistake else "unmatched"
+
+
+@dataclass(frozen=True)
+class CarriedCredit:
+    """Credit carried forward (``Verdict.carried``): this part's reference names earlier
+    parts (``answers.<part_id>``) that the candidate answered wrong, and the answer was
+    compared with the reference recomputed from the candidate's own values.
+    ``parts`` and ``values`` are those parts and the candidate's values, as shown
+    ("131 kB"); ``consistent`` says whether the answer matched the recomputed
+    reference (then the verdict carries the credit)."""
+
+    parts: tuple[str, ...]
+    values: tuple[str, ...]
+    consistent: bool
+
+
+@dataclass(frozen=True)
 class Verdict:
     """The outcome of ``interpret`` or ``grade``.
 
@@ -126,6 +177,15 @@ class Verdict:
       in order; empty for other kinds and for a run that failed as a whole.
     - ``rubric_ticked``: for a self-assessed answer, the rubric items the candidate
       ticked; None until they assess it.
+    - ``steps``: a numeric answer's scratchpad, line by line (``StepRecord``); empty
+      when no working was given.
+    - ``first_wrong_step``: the line number of the first step of the working that went
+      wrong (its record carries what was expected there); None when none did or there
+      was no working.
+    - ``step_credit``: the score the working earned by the scratchpad rule (right up to
+      one slip), 0 when it earned none; ``score`` already includes it.
+    - ``carried``: credit carried forward from earlier parts (``CarriedCredit``); None
+      where the part's reference names no earlier part answered wrong.
 
     ``outcome`` sums it up (``Outcome``); ``to_dict`` stores it beside the fields, so
     queries can filter on it.
@@ -143,6 +203,10 @@ class Verdict:
     examples: tuple[ExampleResult, ...] = ()
     cases: tuple[CaseRecord, ...] = ()
     rubric_ticked: tuple[str, ...] | None = None
+    steps: tuple[StepRecord, ...] = ()
+    first_wrong_step: int | None = None
+    step_credit: float = 0.0
+    carried: CarriedCredit | None = None
 
     @property
     def outcome(self) -> Outcome:
@@ -205,6 +269,17 @@ class Verdict:
             if not isinstance(ticked, (list, tuple)) or not all(isinstance(item, str) for item in ticked):
                 raise ValueError("verdict 'rubric_ticked' must be a list of ids or null")
             values["rubric_ticked"] = tuple(ticked)
+        values["steps"] = _steps_from_list(values.get("steps", ()))
+        first_wrong = values.get("first_wrong_step")
+        if first_wrong is not None and (isinstance(first_wrong, bool) or not isinstance(first_wrong, int)):
+            raise ValueError("verdict 'first_wrong_step' must be a line number or null")
+        credit = values.get("step_credit", 0.0)
+        if isinstance(credit, bool) or not isinstance(credit, (int, float)):
+            raise ValueError("verdict 'step_credit' must be a number")
+        values["step_credit"] = float(credit)
+        carried = values.get("carried")
+        if carried is not None:
+            values["carried"] = _carried_from_dict(carried)
         return cls(**values)
 
 
@@ -232,3 +307,34 @@ def _cases_from_list(items) -> tuple[CaseRecord, ...]:
         cases.append(CaseRecord(item.get("name", ""), item.get("group", ""), item["visible"],
                                 item.get("outcome", ""), item.get("detail", "")))
     return tuple(cases)
+
+
+def _steps_from_list(items) -> tuple[StepRecord, ...]:
+    if not isinstance(items, (list, tuple)):
+        raise ValueError("verdict 'steps' must be a list")
+    steps = []
+    texts = ("name", "text", "value", "error", "matched", "feedback", "expected")
+    for item in items:
+        if not isinstance(item, dict) or isinstance(item.get("line"), bool) or not isinstance(item.get("line"), int) \
+                or not all(isinstance(item.get(key, ""), str) for key in texts) \
+                or not isinstance(item.get("is_answer", False), bool) \
+                or not (item.get("mistake") is None or isinstance(item.get("mistake"), str)):
+            raise ValueError("each of verdict 'steps' needs an integer line, text fields and a boolean is_answer")
+        depends = item.get("depends_on", ())
+        if not isinstance(depends, (list, tuple)) or not all(
+                isinstance(line, int) and not isinstance(line, bool) for line in depends):
+            raise ValueError("verdict step 'depends_on' must be a list of line numbers")
+        steps.append(StepRecord(line=item["line"], **{key: item.get(key, "") for key in texts},
+                                mistake=item.get("mistake"), depends_on=tuple(depends),
+                                is_answer=item.get("is_answer", False)))
+    return tuple(steps)
+
+
+def _carried_from_dict(data) -> CarriedCredit:
+    if not isinstance(data, dict) or not isinstance(data.get("consistent"), bool):
+        raise ValueError("verdict 'carried' must be an object with a boolean consistent")
+    parts, values = data.get("parts", ()), data.get("values", ())
+    if not all(isinstance(items, (list, tuple)) and all(isinstance(item, str) for item in items)
+               for items in (parts, values)):
+        raise ValueError("verdict 'carried' needs lists of text parts and values")
+    return CarriedCredit(tuple(parts), tuple(values), data["consistent"])

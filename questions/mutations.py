@@ -44,12 +44,12 @@ from grading.expressions import (
     Negate,
     Number,
     evaluate,
-    parse_trusted,
     to_text,
     walk,
 )
 from grading.expressions.compiled import compile_float, evaluate_at
 from grading.expressions.evaluation import context_resolver
+from grading.kinds.slips import reached_definitions
 
 ANSWER = "answer"
 # Near misses found in the bank when this check arrived and not reviewed yet:
@@ -140,15 +140,9 @@ def _base_factor(units) -> float:
 def _structure(answer: str, definitions: tuple) -> tuple:
     """The trees of the answer and of the derived definitions it reaches, their order,
     their compiled float functions and their leaf names: the same on every variant."""
-    definitions = dict(definitions)
-    trees = {ANSWER: parse_trusted(answer)}
-    pending = [ANSWER]
-    while pending:
-        for node in walk(trees[pending.pop()]):
-            if isinstance(node, Name) and node.name in definitions and node.name not in trees:
-                trees[node.name] = parse_trusted(str(definitions[node.name]))
-                pending.append(node.name)
-    order = [name for name in definitions if name in trees]
+    answer_tree, reached = reached_definitions(answer, dict(definitions))
+    trees = {ANSWER: answer_tree, **reached}
+    order = list(reached)
     compiled = {site: compile_float(tree) for site, tree in trees.items()}
     leaves = sorted({node.name for tree in trees.values() for node in walk(tree)
                      if isinstance(node, Name) and node.name not in trees})

@@ -42,6 +42,22 @@ class PartSpec:
 # seed with the attempt and passes it here, so a retry or a replay meets the same tests.
 JUDGE_SEED_KEY = "judge_seed"
 
+# The context key holding the candidate's own answers to earlier parts that were graded
+# wrong ({part_id: GivenAnswer}): a part whose reference names ``answers.<part_id>`` is
+# then also compared with the reference recomputed from them (credit carried forward,
+# FORMAT.md). The shell fills it from the candidate's latest answers to the same variant;
+# ``manage.py grade --given`` from the command line. Not a name expressions can use.
+GIVEN_KEY = "__given__"
+
+
+@dataclass(frozen=True)
+class GivenAnswer:
+    """A candidate's answer to an earlier part: ``value`` as the part's reference would
+    be (a number or Quantity), ``shown`` as the pages show it ("131 kB")."""
+
+    value: object
+    shown: str
+
 # What a part's id, and the ids inside a part (rubric items, options, test groups), are
 # made of: they appear in URLs, form names and stored verdicts.
 ID_PATTERN = re.compile(r"^[a-z0-9_-]+$")
@@ -193,6 +209,10 @@ class AnswerKind(ABC):
     # for this variant beyond the part's common fields is ``part.display``, the kind's
     # ``display_context``.
     answer_template: ClassVar[str] = ""
+    # has_scratchpad: the answer form offers a scratchpad (one named step per line);
+    # ``read_scratchpad`` previews it, ``grade(..., scratchpad=...)`` grades it step by
+    # step, and the shell stores it with the attempt.
+    has_scratchpad: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -253,6 +273,28 @@ class AnswerKind(ABC):
         (numeric: its reference), or None (the default) when the kind has none. Reads
         the raw part, so a solution renders without loading specs; raises whatever
         evaluating the author's expression raises (validation reports it)."""
+        return None
+
+    def read_scratchpad(self, spec: PartSpec, text: str) -> tuple:
+        """For kinds with a scratchpad: each line's value or error (``StepRecord``s),
+        for the live preview; nothing compared, nothing revealed. Never raises because
+        of ``text``."""
+        raise NotImplementedError(f"{self.name} parts have no scratchpad")
+
+    def scratchpad_answer(self, spec: PartSpec, text: str) -> str | None:
+        """For kinds with a scratchpad: the answer its answer line gives, as text
+        ``grade`` reads, or None when the scratchpad has no readable answer line."""
+        raise NotImplementedError(f"{self.name} parts have no scratchpad")
+
+    def earlier_parts(self, spec: PartSpec) -> tuple[str, ...]:
+        """The ids of the earlier parts whose answers this part's reference names
+        (``answers.<part_id>``): the shell gives ``grade`` the candidate's own answers
+        to those (``GIVEN_KEY``) when they were graded wrong. The default names none."""
+        return ()
+
+    def given_answer(self, spec: PartSpec, text: str) -> GivenAnswer | None:
+        """A candidate's ``text`` for this part as a later part's ``answers.<id>`` would
+        use it, or None when it does not read (or the kind has no value)."""
         return None
 
     def try_examples(self, spec: PartSpec, text: str, effects: Effects | None = None) -> Verdict:

@@ -24,6 +24,7 @@ Premises:
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -126,6 +127,31 @@ def reached_names(expression: str, context: Mapping) -> list[str]:
                 if node.name in definitions:
                     pending.append(str(definitions[node.name]))
     return seen
+
+
+@functools.lru_cache(maxsize=4096)
+def _reached_trees(expression: str, definitions: tuple[tuple[str, str], ...]) -> tuple:
+    named = dict(definitions)
+    answer = parse_trusted(expression)
+    trees: dict[str, object] = {}
+    pending = [answer]
+    while pending:
+        for node in walk(pending.pop()):
+            if isinstance(node, Name) and node.name in named and node.name not in trees:
+                trees[node.name] = parse_trusted(named[node.name])
+                pending.append(trees[node.name])
+    return answer, tuple((name, trees[name]) for name in named if name in trees)
+
+
+def reached_definitions(expression: str, definitions: Mapping[str, str]) -> tuple[object, dict[str, object]]:
+    """The tree of ``expression`` and the trees of the derived definitions it reaches
+    (directly or through other definitions), as ``{name: tree}`` in the definitions'
+    order: what a reference is built from. Raises ``ExpressionError`` for an expression
+    that does not parse. Cached (trees are immutable). The near-miss check
+    (``questions.mutations``) and the scratchpad (``grading.kinds.numeric.steps``) walk
+    the same trees."""
+    answer, trees = _reached_trees(str(expression), tuple((name, str(text)) for name, text in definitions.items()))
+    return answer, dict(trees)
 
 
 _PREFIXED = ("kilo", "mega", "giga", "tera", "peta", "kibi", "mebi", "gibi", "tebi", "pebi")

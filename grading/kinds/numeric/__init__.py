@@ -11,6 +11,10 @@ not be told apart). Nothing matching: the plain miss, with the tolerance.
 
 A bare number (no unit names at all) is read in the part's unit, and the interpretation
 says so; any other answer must have the part's dimension or it is invalid input.
+
+Two additions sit on top (each in its own module): credit carried forward from earlier
+parts the reference names as ``answers.<part_id>`` (``carried``), and the scratchpad,
+graded step by step against the reference's intermediates (``working``, ``steps``).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pint
 
@@ -32,6 +36,7 @@ from grading.expressions import (
 from grading.kinds import slips
 from grading.kinds.base import (
     AnswerKind,
+    GivenAnswer,
     MistakeSpec,
     PartSpec,
     SpecError,
@@ -42,6 +47,9 @@ from grading.kinds.base import (
     render_feedback,
     require_text,
 )
+from grading.kinds.numeric import carried
+from grading.kinds.numeric.steps import grade_working, read_steps
+from grading.kinds.numeric.working import read_working
 from grading.quantities import parse_unit
 from grading.units import DisplayUnit, describe_dimension, dimensionality_of, format_number, ureg
 from grading.verdict import Verdict
@@ -74,6 +82,11 @@ class NumericSpec(PartSpec):
     partial: PartialCredit | None = None
     mistakes: tuple[MistakeSpec, ...] = ()
     near_misses: tuple[NearMissWaiver, ...] = ()
+    # Plain names for the reference's intermediates ({derived or catalogue name, or
+    # "answer": words}), which a scratchpad step that matches one is marked with.
+    steps: dict = field(default_factory=dict)
+    # The earlier parts the reference names as answers.<part_id>.
+    earlier: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -114,13 +127,14 @@ class NumericKind(AnswerKind):
 
     name = "numeric"
     answer_template = "kinds/numeric/answer.html"  # a one-line input, previewed as typed
-    keys = frozenset({"answer", "unit", "rtol", "atol", "partial", "mistakes", "near_misses"})
+    keys = frozenset({"answer", "unit", "rtol", "atol", "partial", "mistakes", "near_misses", "steps"})
+    has_scratchpad = True
 
     def load_spec(self, raw: Mapping) -> NumericSpec:
         common = common_fields(raw, self.name, self.keys)
         answer = require_text(raw, "answer")
         try:
-            parse_trusted(answer)
+            earlier = carried.earlier_parts(parse_trusted(answer))
         except ExpressionError as error:
             raise SpecError(str(error), "answer") from None
         unit_text = raw.get("unit", "") or ""
@@ -154,7 +168,8 @@ class NumericKind(AnswerKind):
                 raise SpecError(str(error), f"mistakes[{index}].answer") from None
         return NumericSpec(**common, answer=answer, unit=unit, rtol=rtol, atol=atol,
                            partial=partial, mistakes=mistakes,
-                           near_misses=_load_waivers(raw.get("near_misses")))
+                           near_misses=_load_waivers(raw.get("near_misses")),
+                           steps=_load_step_names(raw.get("steps")), earlier=earlier)
 
     def tolerance_band(self, spec: NumericSpec) -> ToleranceBand:
         scale = spec.unit.scale
@@ -258,18 +273,72 @@ class NumericKind(AnswerKind):
         interpreted = read.text if _same_reading(read.text, shown) else f"{read.text} = {shown}"
         return _Reading(magnitude, interpreted + notes)
 
-    def interpret(self, spec: NumericSpec, text: str, context: Mapping) -> Verdict:
-        reading = self._read(spec, text)
+    def interpret(self, spec: NumericSpec, text: str, context: Mapping, scratchpad: str = "") -> Verdict:
+        reading = self._answer_reading(spec, text, scratchpad)
         if isinstance(reading, Verdict):
             return reading
         return Verdict(valid=True, correct=None, score=0.0, interpreted=reading.interpreted,
                        interpreted_html=html.escape(reading.interpreted))
 
-    def grade(self, spec: NumericSpec, text: str, context: Mapping, effects=None) -> Verdict:
-        reading = self._read(spec, text)
+    def grade(self, spec: NumericSpec, text: str, context: Mapping, effects=None, scratchpad: str = "") -> Verdict:
+        """As the contract says; with ``scratchpad``, the working is graded too (an empty
+        ``text`` takes the scratchpad's answer line), and credit is carried forward from
+        the earlier parts in ``GIVEN_KEY`` that the reference names."""
+        reading = self._answer_reading(spec, text, scratchpad)
         if isinstance(reading, Verdict):
             return reading
         reference = self._magnitude(spec, spec.answer, context, "answer")
+        verdict = self._graded(spec, reading, reference, context)
+        if spec.earlier:
+            verdict = carried.carry(
+                verdict, spec.earlier, context, reading.magnitude,
+                lambda over: self._magnitude(spec, spec.answer, over, "answer"),
+                lambda value, target: _within(value, target, spec.rtol, spec.atol))
+        if scratchpad and scratchpad.strip():
+            verdict = grade_working(spec, verdict, scratchpad, context, reference=reference,
+                                    within=lambda value: _within(value, reference, spec.rtol, spec.atol))
+        return verdict
+
+    # -- the scratchpad and earlier parts -------------------------------------------
+    def read_scratchpad(self, spec: NumericSpec, text: str) -> tuple:
+        return read_steps(text)
+
+    def scratchpad_answer(self, spec: NumericSpec, text: str) -> str | None:
+        working = read_working(text)
+        if working.answer is None or working.errors:
+            return None
+        value = working.lines[working.answer].value
+        if spec.unit.text and dimensionality_of(value) == spec.unit.dimensionality:
+            magnitude = format_number(spec.unit.magnitude_of(value), 12)
+            return f"{magnitude}%" if spec.unit.text == "%" else f"{magnitude} {spec.unit.text}"
+        if isinstance(value, pint.Quantity):
+            return f"{format_number(value.magnitude, 12)} {value.units:~}"
+        return format_number(value, 12)
+
+    def earlier_parts(self, spec: NumericSpec) -> tuple[str, ...]:
+        return spec.earlier
+
+    def given_answer(self, spec: NumericSpec, text: str) -> GivenAnswer | None:
+        reading = self._read(spec, text)
+        if isinstance(reading, Verdict):
+            return None
+        value = reading.magnitude * spec.unit.scale if spec.unit.text else reading.magnitude
+        return GivenAnswer(value, spec.unit.format(value, 3))
+
+    def _answer_reading(self, spec: NumericSpec, text, scratchpad: str) -> _Reading | Verdict:
+        """The answer as read, the scratchpad's answer line standing in for an empty one;
+        a scratchpad with a line that does not read is invalid input, saying where."""
+        if scratchpad and scratchpad.strip():
+            problems = read_working(scratchpad).errors
+            if problems:
+                more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+                return Verdict.invalid("The scratchpad has a line that does not read: "
+                                       + "; ".join(problems[:3]) + more)
+            if not (isinstance(text, str) and text.strip()):
+                text = self.scratchpad_answer(spec, scratchpad) or ""
+        return self._read(spec, text)
+
+    def _graded(self, spec: NumericSpec, reading: _Reading, reference: float, context: Mapping) -> Verdict:
         answer = reading.magnitude
         shown = {"interpreted": reading.interpreted,
                  "interpreted_html": html.escape(reading.interpreted),
@@ -366,6 +435,15 @@ def _joined(feedbacks: list[str]) -> str:
         return feedbacks[0]
     return ("Two different slips give this value here. " if len(feedbacks) == 2 else
             f"{len(feedbacks)} different slips give this value here. ") + " Or: ".join(feedbacks)
+
+
+def _load_step_names(raw) -> dict:
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping) or not all(
+            isinstance(name, str) and isinstance(words, str) and words.strip() for name, words in raw.items()):
+        raise SpecError("must map names (derived, catalogue or answer) to plain words", "steps")
+    return {name: words.strip() for name, words in raw.items()}
 
 
 def _load_waivers(raw) -> tuple[NearMissWaiver, ...]:
