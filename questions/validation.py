@@ -35,6 +35,7 @@ from grading import expressions, quantities, registry
 from grading.machine import local_effects
 from questions import mutations, rendering, variants
 from questions.catalogue import load_catalogue
+from questions.chains import chain_problems
 from questions.labs.checks import generator_problems
 from questions.loader import BANK_DIR, LineMap, LoadedFile, Problem, bank_files, load_file, load_text
 from questions.schema import Question, check_structure
@@ -475,6 +476,8 @@ class _Engine:
                     same_as=("reference wrong", part.id),
                 )
             self._check_mistakes(part, index, kind, spec, context, report, choices)
+        for problem in chain_problems(question, specs, context):  # credit carried forward
+            report.add(problem.path, problem.message, choices, same_as=problem.key)
 
     def _check_kind_specific(self, question: Question, specs: dict, variant, report: _Reporter,
                              thorough: bool = True) -> None:

@@ -39,7 +39,29 @@ def draw_variant(question: Question, seed: int, *, choices: dict | None = None, 
     if question.generator:
         lab = cached_lab(question.generator, seed or 0, drawn, context, question.raw)
         context[LAB_NAME] = lab.values
+    if any(ANSWERS_PREFIX in str(part.raw.get("answer", "")) for part in question.parts):
+        context[ANSWERS] = chained_answers(question, context)
     return Variant(seed, drawn, context, lab)
+
+
+ANSWERS = "answers"
+ANSWERS_PREFIX = ANSWERS + "."
+
+
+def chained_answers(question: Question, context) -> dict:
+    """Each part's reference value, in order, each evaluated with the earlier ones as
+    `answers.<part_id>`: a part whose reference names an earlier part (credit carried
+    forward, FORMAT.md) is graded over this. A part whose reference does not evaluate
+    is left out (grading it reports the author's error; validation reports it first)."""
+    answers: dict = {}
+    for part in question.parts:
+        try:
+            value = part.engine.solution_value(part.raw, {**context, ANSWERS: dict(answers)})
+        except Exception:  # an author's broken reference: reported where it is graded
+            continue
+        if value is not None:
+            answers[part.id] = value
+    return answers
 
 
 def reference_values(question: Question, context) -> dict:
@@ -47,7 +69,7 @@ def reference_values(question: Question, context) -> dict:
     what `answers.<part_id>` means in a solution; parts whose kind has none are left out."""
     values = {}
     for part in question.parts:
-        value = part.engine.solution_value(part.raw, context)
+        value = part.engine.solution_value(part.raw, {**context, ANSWERS: dict(values)})
         if value is not None:
             values[part.id] = value
     return values
@@ -55,4 +77,4 @@ def reference_values(question: Question, context) -> dict:
 
 def solution_context(context, answers: dict):
     """The context the solution renders in: the variant's, plus `answers`."""
-    return {**context, "answers": answers}
+    return {**context, ANSWERS: answers}

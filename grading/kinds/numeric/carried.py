@@ -52,7 +52,7 @@ def carry(verdict: Verdict, parts: tuple[str, ...], context: Mapping, answer: fl
     consistent = within(answer, target)
     record = CarriedCredit(parts=tuple(given), values=tuple(item.shown for item in given.values()),
                            consistent=consistent)
-    yours = " and ".join(f"{item.shown} for {part_id}" for part_id, item in given.items())
+    yours = " and ".join(f"{item.shown} ({part_id})" for part_id, item in given.items())
     if not consistent:
         return dataclasses.replace(verdict, carried=record, feedback=(
             f"{verdict.feedback} It is not consistent with your earlier {yours} either.").strip())
