@@ -41,6 +41,9 @@ class Attempt(models.Model):
     # (`manage.py grade ... --judge-seed`). Never shown to the candidate.
     judge_seed = models.BigIntegerField(null=True, blank=True)
     answer = models.TextField()
+    # A numeric answer's working, one named step per line, graded step by step with the
+    # answer (grading.grade's `scratchpad`); "" when none was given.
+    scratchpad = models.TextField(blank=True, default="")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     verdict = models.JSONField(null=True, blank=True)
     correct = models.BooleanField(null=True)

@@ -24,7 +24,7 @@ from django.utils import timezone
 
 import grading
 from gpu_runner.routing import queue_for
-from grading.kinds.base import JUDGE_SEED_KEY, SpecError
+from grading.kinds.base import GIVEN_KEY, JUDGE_SEED_KEY, SpecError
 from grading.machine import local_effects
 from grading.models import Attempt
 from grading.signals import attempt_scored
@@ -83,15 +83,23 @@ def _part_and_context(version, part_id: str, seed: int):
     return question, part, draw_variant(question, seed).context
 
 
-def attempt_interpret(*, version, part_id: str, seed: int, answer: str) -> Verdict:
-    """What the engine reads in `answer`, without grading or storing it (live preview)."""
+def attempt_interpret(*, version, part_id: str, seed: int, answer: str, scratchpad: str = "") -> Verdict:
+    """What the engine reads in `answer` (and `scratchpad`, the part's working, whose answer
+    line stands in for an empty answer), without grading or storing it (live preview)."""
     _, part, context = _part_and_context(version, part_id, seed)
-    return grading.interpret(part.raw, answer, context)
+    return grading.interpret(part.raw, answer, context, scratchpad=scratchpad)
+
+
+def scratchpad_preview(*, version, part_id: str, seed: int, scratchpad: str) -> tuple:
+    """The scratchpad line by line, each line's value or error (live preview): nothing is
+    compared with the reference, so nothing is revealed."""
+    _, part, _context = _part_and_context(version, part_id, seed)
+    return grading.read_scratchpad(part.raw, scratchpad)
 
 
 def attempt_submit(
     *, user, version, part_id: str, seed: int, answer: str, hints_used: int = 0, time_taken=None,
-    purpose: str = Attempt.Purpose.ANSWER, after_solution: bool = False,
+    purpose: str = Attempt.Purpose.ANSWER, after_solution: bool = False, scratchpad: str = "",
 ) -> SubmitResult:
     """Accept a valid answer for grading off the request path.
 
@@ -100,6 +108,9 @@ def attempt_submit(
     readable answer is stored QUEUED and its grading task is queued when the transaction
     commits. For sandboxed kinds the limit on unfinished runs is checked and the attempt
     created under a lock on the user's row, so concurrent posts cannot all slip past it.
+    A `scratchpad` (kinds that have one) is read with the answer, stored with the attempt
+    and graded with it; a line of it that does not read makes the answer invalid, and an
+    empty answer takes the scratchpad's answer line.
     """
     _, part, context = _part_and_context(version, part_id, seed)
     kind = grading.get_kind(part.kind)
@@ -108,16 +119,18 @@ def attempt_submit(
     too_long = answer_too_long(kind, answer)
     if too_long:
         return SubmitResult(Verdict.invalid(too_long), None)
-    answer = storable_text(answer)
-    reading = grading.interpret(part.raw, answer, context)
+    answer, scratchpad = storable_text(answer), storable_text(scratchpad or "")
+    reading = grading.interpret(part.raw, answer, context, scratchpad=scratchpad)
     if not reading.valid:
         return SubmitResult(reading, None)
+    if scratchpad.strip() and not answer.strip():
+        answer = kind.scratchpad_answer(kind.load_spec(part.raw), scratchpad) or ""
     with transaction.atomic():
         # Serialises this user's submissions, so that the duplicate check and the run
         # limits below hold under concurrent posts (PostgreSQL row lock; SQLite's
         # IMMEDIATE transactions already serialise every writer).
         get_user_model().objects.select_for_update().filter(pk=user.pk).exists()
-        earlier = _same_answer_just_now(user, version, part_id, seed, purpose, answer)
+        earlier = _same_answer_just_now(user, version, part_id, seed, purpose, answer, scratchpad)
         if earlier is not None:
             return SubmitResult(reading, earlier, duplicate=True)
         if kind.runs_in_sandbox:
@@ -132,6 +145,7 @@ def attempt_submit(
             purpose=purpose,
             variant_seed=seed,
             answer=answer,
+            scratchpad=scratchpad,
             hints_used=hints_used,
             time_taken=time_taken,
             queued_at=timezone.now(),
@@ -142,9 +156,10 @@ def attempt_submit(
     return SubmitResult(reading, attempt)
 
 
-def _same_answer_just_now(user, version, part_id, seed, purpose, answer) -> Attempt | None:
+def _same_answer_just_now(user, version, part_id, seed, purpose, answer, scratchpad="") -> Attempt | None:
     return Attempt.objects.filter(
         user=user, question_version=version, part_id=part_id, variant_seed=seed, purpose=purpose, answer=answer,
+        scratchpad=scratchpad,
         created_at__gte=timezone.now() - DUPLICATE_WINDOW,
     ).exclude(status=Attempt.Status.FAILED).first()
 
@@ -260,7 +275,11 @@ def _grade_claimed(attempt: Attempt) -> Attempt:
         kind = grading.get_kind(part.kind)
         verdict = kind.try_examples(kind.load_spec(part.raw), attempt.answer, effects=local_effects())
     else:
-        verdict = grading.grade(part.raw, attempt.answer, context, effects=local_effects())
+        given = given_answers(attempt, question, part)
+        if given:
+            context = {**context, GIVEN_KEY: given}
+        verdict = grading.grade(part.raw, attempt.answer, context, effects=local_effects(),
+                                scratchpad=attempt.scratchpad)
     if not verdict.valid:
         # The answer was readable when it was accepted: an invalid verdict now means the
         # grader could not run it (no sandbox, a sandbox failure), not a wrong answer.
@@ -280,6 +299,32 @@ def _grade_claimed(attempt: Attempt) -> Attempt:
     if written and attempt.purpose == Attempt.Purpose.ANSWER:  # only the write that landed reports
         attempt_scored.send(sender=Attempt, attempt=attempt)
     return attempt
+
+
+def given_answers(attempt: Attempt, question: Question, part) -> dict:
+    """The candidate's own answers to the earlier parts this part's reference names
+    (credit carried forward): for each, the latest graded answer to it in the same
+    variant, submitted before this one, when it was graded wrong ({part_id:
+    GivenAnswer}). A right earlier answer carries nothing: the reference is what it gave."""
+    kind = part.engine
+    earlier_ids = kind.earlier_parts(kind.load_spec(part.raw))
+    if not earlier_ids:
+        return {}
+    rows = Attempt.objects.filter(
+        user_id=attempt.user_id, question_version_id=attempt.question_version_id, variant_seed=attempt.variant_seed,
+        purpose=Attempt.Purpose.ANSWER, status=Attempt.Status.GRADED, part_id__in=earlier_ids, id__lt=attempt.id,
+    ).order_by("-id").values_list("part_id", "answer", "correct")
+    given, seen = {}, set()
+    for part_id, answer, correct in rows:
+        if part_id in seen:
+            continue
+        seen.add(part_id)
+        if correct is False:
+            earlier = question.part(part_id)
+            value = earlier.engine.given_answer(earlier.engine.load_spec(earlier.raw), answer)
+            if value is not None:
+                given[part_id] = value
+    return given
 
 
 def _attempt_retry_or_fail(attempt: Attempt, reason: str) -> Attempt:

@@ -309,8 +309,13 @@ class NumericKind(AnswerKind):
             return None
         value = working.lines[working.answer].value
         if spec.unit.text and dimensionality_of(value) == spec.unit.dimensionality:
-            magnitude = format_number(spec.unit.magnitude_of(value), 12)
-            return f"{magnitude}%" if spec.unit.text == "%" else f"{magnitude} {spec.unit.text}"
+            magnitude = spec.unit.magnitude_of(value)
+            # As few figures as keep the value well inside the tolerance of itself: the
+            # stored answer reads as a person would write it and grades the same.
+            number = next((format_number(magnitude, figures) for figures in range(4, 16) if _within(
+                float(format_number(magnitude, figures)), magnitude, spec.rtol / 20, spec.atol / 20)),
+                _number_text(magnitude))
+            return f"{number}%" if spec.unit.text == "%" else f"{number} {spec.unit.text}"
         if isinstance(value, pint.Quantity):
             return f"{format_number(value.magnitude, 12)} {value.units:~}"
         return format_number(value, 12)

@@ -3,6 +3,7 @@
     manage.py grade SLUG --part PART --answer "TEXT" [--seed N] [--choice NAME=VALUE ...] [--json]
     manage.py grade SLUG --part PART --file solution.py [--judge-seed N] [--json]
     manage.py grade --spec part.yaml --answer "TEXT" [--json]
+    manage.py grade SLUG --part PART --scratchpad FILE [--given PART=VALUE ...] [--json]
 
 A bank question is read from its file (no database needed), its variant drawn from the
 seed, with any `--choice NAME=VALUE` overriding that parameter's drawn choice (as a
@@ -15,6 +16,14 @@ the sandbox exactly as the worker would (hidden tests from a fresh secret seed, 
 one vocabulary for every kind: correct, wrong, invalid or ungraded. A sandboxed kind's
 own outcome (accepted, wrong_answer, runtime_error, too_slow, speed_not_scored, ...) is
 the verdict's `mistake`.
+
+`--scratchpad FILE` grades a numeric part's working with the answer (the file's answer
+line is the answer when `--answer` is left out): the JSON's `steps` carry, per step, its
+line, its value, and the intermediate (`matched`) or listed mistake (`mistake`) it
+matched, or neither; `first_wrong_step` is the line where the working went wrong.
+`--given PART=VALUE` is the candidate's answer to an earlier part, graded wrong, that
+this part's reference names as `answers.PART` (repeatable), as the site passes the
+candidate's latest answer to it; `carried` says whether credit was carried forward.
 """
 
 import json
@@ -24,6 +33,7 @@ import yaml
 from django.core.management.base import BaseCommand, CommandError
 
 import grading
+from grading.kinds.base import GIVEN_KEY
 from questions.catalogue import load_catalogue
 from questions.loader import bank_files, load_file
 from questions.schema import Question
@@ -47,7 +57,7 @@ class Command(BaseCommand):
         parser.add_argument("slug", nargs="?", help="the bank question's slug")
         parser.add_argument("--part", help="the part id (bank questions)")
         parser.add_argument("--spec", type=Path, help="a YAML or JSON file holding one part spec")
-        answer = parser.add_mutually_exclusive_group(required=True)
+        answer = parser.add_mutually_exclusive_group()
         answer.add_argument("--answer", help="the candidate's answer text")
         answer.add_argument("--file", type=Path, help="a file holding the answer (a code part's solution.py)")
         parser.add_argument("--seed", type=int, default=0, help="the variant seed (default 0)")
@@ -56,12 +66,20 @@ class Command(BaseCommand):
                                  "the others come from --seed")
         parser.add_argument("--judge-seed", type=int, default=None,
                             help="code parts: the hidden tests' seed (default: a fresh secret one)")
+        parser.add_argument("--scratchpad", type=Path, help="numeric parts: a file of working, a step a line")
+        parser.add_argument("--given", action="append", default=[], metavar="PART=VALUE",
+                            help="the candidate's (wrong) answer to an earlier part this part names as answers.PART")
         parser.add_argument("--json", dest="as_json", action="store_true", help="print the verdict as JSON")
 
     def handle(self, *args, slug=None, part=None, spec=None, answer=None, file=None, seed, judge_seed=None,
-               as_json: bool, choice=(), **options):
+               as_json: bool, choice=(), scratchpad=None, given=(), **options):
         if file is not None:
             answer = _read_answer(file)
+        working = _read_answer(scratchpad) if scratchpad is not None else ""
+        if answer is None and not working:
+            raise CommandError("give the answer: --answer TEXT, --file FILE or --scratchpad FILE")
+        if given and not slug:
+            raise CommandError("--given names an earlier part of a bank question; a spec file has one part")
         if bool(slug) == bool(spec):
             raise CommandError("give either a question SLUG (with --part) or --spec FILE")
         if spec and choice:
@@ -78,10 +96,12 @@ class Command(BaseCommand):
                 ids = ", ".join(p.id for p in question.parts)
                 raise CommandError(f"{slug} has no part {part!r} (parts: {ids})") from None
             context = draw_variant(question, seed, choices=parse_choices(question, choice)).context
+            if given:
+                context = {**context, GIVEN_KEY: parse_given(question, part, given)}
         if judge_seed is not None:
             context = {**context, "judge_seed": judge_seed}
         try:
-            verdict = grading.grade(part_raw, answer, context)
+            verdict = grading.grade(part_raw, answer or "", context, scratchpad=working)
         except grading.SpecError as error:
             raise CommandError(f"the part spec is invalid: {error}") from None
         self._print({**verdict.to_dict(), "verdict": verdict_word(verdict)}, as_json=as_json)
@@ -104,6 +124,13 @@ class Command(BaseCommand):
             return
         for key in ("verdict", "valid", "correct", "score", "interpreted", "feedback", "mistake", "expected"):
             self.stdout.write(f"{key:>12}: {verdict.get(key)}")
+        for step in verdict.get("steps") or ():
+            found = step["matched"] or step["mistake"] or step["error"] or "matches nothing expected"
+            mark = " <- first wrong step" if step["line"] == verdict.get("first_wrong_step") else ""
+            self.stdout.write(f"  line {step['line']:>2}: {step['name'] or '-'} = {step['text']} -> "
+                              f"{step['value'] or '?'} ({found}){mark}")
+        if verdict.get("carried"):
+            self.stdout.write(f"{'carried':>12}: {verdict['carried']}")
 
 
 def parse_choices(question: Question, pairs) -> dict:
@@ -126,6 +153,34 @@ def parse_choices(question: Question, pairs) -> dict:
                                f"(choices: {options})")
         choices[name] = matching[0]
     return choices
+
+
+def parse_given(question: Question, part_id: str, pairs) -> dict:
+    """`PART=VALUE` texts as the candidate's answers to earlier parts ({part_id:
+    GivenAnswer}), each read as that part reads an answer."""
+    given = {}
+    for pair in pairs:
+        earlier_id, equals, value = (piece.strip() for piece in pair.partition("="))
+        if not equals or not earlier_id:
+            raise CommandError(f"--given {pair!r}: write PART=VALUE, such as kv_token_gpu=320 KiB/token")
+        try:
+            earlier = question.part(earlier_id)
+        except KeyError:
+            raise CommandError(f"--given {pair!r}: {question.slug} has no part {earlier_id!r}") from None
+        kind = grading.get_kind(earlier.kind)
+        if earlier_id not in kind_earlier_parts(question, part_id):
+            raise CommandError(f"--given {pair!r}: part {part_id!r} does not name answers.{earlier_id}")
+        reading = kind.given_answer(kind.load_spec(earlier.raw), value)
+        if reading is None:
+            raise CommandError(f"--given {pair!r}: {value!r} does not read as an answer to {earlier_id}")
+        given[earlier_id] = reading
+    return given
+
+
+def kind_earlier_parts(question: Question, part_id: str) -> tuple[str, ...]:
+    part = question.part(part_id)
+    kind = grading.get_kind(part.kind)
+    return kind.earlier_parts(kind.load_spec(part.raw))
 
 
 def _read_answer(path: Path) -> str:
