@@ -13,3 +13,8 @@ def posted_answer(data) -> str:
     reads: a text field posts one ``answer`` value, taken as it is; a form of checkboxes
     posts one per ticked box, joined with commas (``"a, c"``); none posts ``""``."""
     return ", ".join(data.getlist("answer"))
+
+
+def posted_scratchpad(data) -> str:
+    """The working a numeric part's form posted beside its answer (``""`` if none)."""
+    return data.get("scratchpad", "") or ""

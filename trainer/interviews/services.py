@@ -39,6 +39,7 @@ from trainer.interviews.record import event_append as event_append  # the one wr
 MAX_SEED = 2**31 - 1
 MAX_SOURCE_CHARS = 64 * 1024  # the code kind's own cap; a bigger snapshot is refused, not cut
 MAX_NOTE_CHARS = 10_000
+MAX_SCRATCHPAD_KEPT = 8_000  # the engine reads no longer scratchpad (grading.kinds.numeric.working)
 Kind = InterviewEvent.Kind
 
 
@@ -258,7 +259,8 @@ def question_open(*, interview: Interview, user, question: InterviewQuestion) ->
     return True
 
 
-def answer_submit(*, interview: Interview, user, question: InterviewQuestion, part_id: str, answer: str):
+def answer_submit(*, interview: Interview, user, question: InterviewQuestion, part_id: str, answer: str,
+                  scratchpad: str = ""):
     """Submit an answer through grading, recording it (and, later, its verdict).
 
     Returns grading's SubmitResult: an unreadable answer stores no attempt (it costs
@@ -273,11 +275,14 @@ def answer_submit(*, interview: Interview, user, question: InterviewQuestion, pa
         result = grading_services.attempt_submit(
             user=user, version=question.question_version, part_id=part_id, seed=question.variant_seed,
             answer=answer, hints_used=selectors.hints_taken(question), time_taken=selectors.time_on_question(question),
+            scratchpad=scratchpad,
         )
         if result.duplicate:
             return result  # a double-click: the first post recorded it and its event
+        # The working goes into the record beside the answer, for the transcript and playback.
         answer_record(interview.id, result, user=user, question=question, part_id=part_id, kind=part.kind,
-                      answer=answer)
+                      answer=result.attempt.answer if result.attempt else answer,
+                      marks={"scratchpad": scratchpad[:MAX_SCRATCHPAD_KEPT]} if scratchpad.strip() else None)
     return result
 
 

@@ -327,6 +327,9 @@ def _event_markdown(entry: selectors.TimelineEntry) -> list[str]:
             lines[0] += f": {md.code(answer)}"
         else:
             lines += md.fence(answer)
+        if data.get("scratchpad"):
+            lines.append("  - the candidate's working (scratchpad):")
+            lines += md.fence(data["scratchpad"], "text", indent="    ")
         if data.get("auto_submitted"):
             when = "at time-out" if data.get("reason") == "expired" else "when the interviewer ended the interview"
             lines.append(f"  - submitted for the candidate {when}: the code left in the editor")

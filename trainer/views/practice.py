@@ -26,10 +26,11 @@ from questions.models import Question as BankQuestion
 from questions.models import Topic
 from questions.schema import Question
 from trainer import selectors, services
-from trainer.forms import posted_answer
+from trainer.forms import posted_answer, posted_scratchpad
 from trainer.views.artifacts import artifact_response
 
 TEMPLATE = "trainer/question_detail.html"
+SCRATCHPAD_LINES = "kinds/verdict.html#scratchpad_lines"
 MAX_SEED = 2**31 - 1
 
 
@@ -227,10 +228,15 @@ def save_draft(request, slug, part_id):
 def interpret_answer(request, slug, part_id):
     """Live preview: what the engine reads in the answer typed so far."""
     version = _version_or_404(request, slug)
+    seed = _variant_seed(request, slug)
     try:
+        if request.POST.get("preview") == "scratchpad":  # the scratchpad's lines, each read
+            lines = grading_services.scratchpad_preview(version=version, part_id=part_id, seed=seed,
+                                                        scratchpad=posted_scratchpad(request.POST))
+            return render(request, SCRATCHPAD_LINES, {"lines": lines, "part_id": part_id})
         verdict = grading_services.attempt_interpret(
-            version=version, part_id=part_id, seed=_variant_seed(request, slug),
-            answer=posted_answer(request.POST),
+            version=version, part_id=part_id, seed=seed, answer=posted_answer(request.POST),
+            scratchpad=posted_scratchpad(request.POST),
         )
     except grading_services.SubmitRefused as refusal:
         return HttpResponseBadRequest(str(refusal))
@@ -243,7 +249,7 @@ def _submit(request, slug, part_id, **options):
     try:
         result = grading_services.attempt_submit(
             user=request.user, version=version, part_id=part_id, seed=_variant_seed(request, slug),
-            answer=posted_answer(request.POST), **options,
+            answer=posted_answer(request.POST), scratchpad=posted_scratchpad(request.POST), **options,
         )
     except grading_services.SubmitRefused as refusal:
         return HttpResponseBadRequest(str(refusal))

@@ -48,7 +48,7 @@ from grading.kinds.base import (
     require_text,
 )
 from grading.kinds.numeric import carried
-from grading.kinds.numeric.steps import grade_working, read_steps
+from grading.kinds.numeric.steps import STEP_CREDIT_RULE, grade_working, read_steps
 from grading.kinds.numeric.working import read_working
 from grading.quantities import parse_unit
 from grading.units import DisplayUnit, describe_dimension, dimensionality_of, format_number, ureg
@@ -300,6 +300,13 @@ class NumericKind(AnswerKind):
         return verdict
 
     # -- the scratchpad and earlier parts -------------------------------------------
+    def display_context(self, raw: Mapping, context: Mapping) -> dict:
+        """The rules the answer form states beside the scratchpad: how working is
+        credited, and (for a part that names earlier ones) how credit is carried."""
+        spec = self.load_spec(raw)
+        return {"step_credit_rule": STEP_CREDIT_RULE,
+                "carried_credit_rule": carried.CARRIED_CREDIT_RULE if spec.earlier else ""}
+
     def read_scratchpad(self, spec: NumericSpec, text: str) -> tuple:
         return read_steps(text)
 

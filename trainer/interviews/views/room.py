@@ -18,7 +18,7 @@ from django_htmx.http import HttpResponseStopPolling
 from grading import services as grading_services
 from grading.models import Attempt
 from trainer import selectors as practice_selectors
-from trainer.forms import posted_answer
+from trainer.forms import posted_answer, posted_scratchpad
 from trainer.interviews import selectors, services
 from trainer.interviews.forms import JoinForm
 from trainer.interviews.models import Interview, InterviewQuestion
@@ -151,9 +151,14 @@ def answer_interpret(request, interview_id, position, part_id):
         return _closed()
     question = _question_or_404(interview, position)
     try:
+        if request.POST.get("preview") == "scratchpad":  # the scratchpad's lines, each read (not recorded)
+            lines = grading_services.scratchpad_preview(
+                version=question.question_version, part_id=part_id, seed=question.variant_seed,
+                scratchpad=posted_scratchpad(request.POST))
+            return render(request, "kinds/verdict.html#scratchpad_lines", {"lines": lines, "part_id": part_id})
         reading = grading_services.attempt_interpret(
             version=question.question_version, part_id=part_id, seed=question.variant_seed,
-            answer=posted_answer(request.POST),
+            answer=posted_answer(request.POST), scratchpad=posted_scratchpad(request.POST),
         )
     except grading_services.SubmitRefused as refusal:
         return HttpResponseBadRequest(str(refusal))
@@ -168,7 +173,8 @@ def answer_submit(request, interview_id, position, part_id):
     question = _question_or_404(interview, position)
     try:
         result = services.answer_submit(interview=interview, user=request.user, question=question,
-                                        part_id=part_id, answer=posted_answer(request.POST))
+                                        part_id=part_id, answer=posted_answer(request.POST),
+                                        scratchpad=posted_scratchpad(request.POST))
     except services.InterviewClosed:
         return _closed()
     except (services.InterviewRefused, grading_services.SubmitRefused) as refusal:
