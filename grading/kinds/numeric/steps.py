@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -50,6 +51,7 @@ STEP_CREDIT_RULE = (f"A wrong final answer whose working is right except for one
                     "the part: the steps before it match the reference's intermediates, and with the expected "
                     "value in its place the later steps, as written, give the right answer.")
 REFERENCE = "reference"
+_DOTTED = re.compile(r"(?<=[A-Za-z_])\.(?=[A-Za-z_])")  # model.layers in a printed expression
 ELSEWHERE = "elsewhere"
 
 
@@ -134,7 +136,7 @@ class _Collector:
             except ExpressionError:
                 return
         base = _base(value)
-        if base is None:
+        if base is None or base == 0:  # every step that comes to 0 would "match" a 0
             return
         dims = _dims(value)
         for seen_dims, seen_base in self.seen:
@@ -154,7 +156,8 @@ class _Collector:
                 self.add(plain_name(node.name, self.labels), node, source)
         for node in (node for t in trees for node in walk(t)):
             if _compound(node) and node is not tree:
-                self.add(self.labels.get(to_text(node), to_text(node).replace("_", " ")), node, source)
+                text = to_text(node)
+                self.add(self.labels.get(text, _DOTTED.sub(" ", text).replace("_", " ")), node, source)
 
 
 def intermediates(spec, context: Mapping) -> tuple[Intermediate, ...]:
