@@ -38,7 +38,7 @@ def chain_problems(question: Question, specs: dict, context) -> Iterator[ChainPr
             path = ("parts", index, "answer")
             if positions.get(earlier_id, len(question.parts)) >= index:
                 yield ChainProblem(path, f"part {part.id!r}: answers.{earlier_id} must name an earlier part",
-                                   ("order", part.id, earlier_id))
+                                   ("later part", part.id, earlier_id))
                 continue
             earlier = question.parts[positions[earlier_id]]
             if earlier_id not in (context.get(ANSWERS) or {}) or earlier_id not in specs:

@@ -107,7 +107,8 @@ def test_a_scratchpad_line_that_does_not_read_is_invalid_and_says_where(floor_qu
 
 def test_the_live_preview_shows_values_and_errors_but_compares_nothing(floor_question):
     question, _ = floor_question
-    lines = grading.read_scratchpad(question.part("floor").raw, "w = 70.6e9 * 2 B\n\n# a note\n> t = w / 3.35 TB/s\nx =")
+    working = "w = 70.6e9 * 2 B\n\n# a note\n> t = w / 3.35 TB/s\nx ="
+    lines = grading.read_scratchpad(question.part("floor").raw, working)
     assert [(step.line, step.name, step.value) for step in lines[:2]] == [(1, "w", "141 GB"), (4, "t", "42.1 ms")]
     assert lines[1].is_answer and not lines[0].is_answer
     assert lines[2].error and not any(step.matched or step.mistake or step.expected for step in lines)
