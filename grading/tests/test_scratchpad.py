@@ -170,3 +170,12 @@ def test_the_right_answer_stays_correct_whatever_was_given(chained_question):
     reference = kind.reference_answer(kind.load_spec(later), context)
     verdict = grading.grade(later, reference, {**context, GIVEN_KEY: {"kv_token_gpu": given}})
     assert verdict.correct and verdict.score == 1.0 and verdict.carried is None
+
+
+def test_validation_reports_a_step_name_for_nothing_the_part_is_built_from(floor_question):
+    question, context = floor_question
+    kind = grading.get_kind("numeric")
+    assert kind.validate_part(kind.load_spec(question.part("floor").raw), context) == []
+    raw = {**question.part("floor").raw, "steps": {"bw_totl": "aggregate bandwidth"}}
+    assert kind.validate_part(kind.load_spec(raw), context) == [
+        "steps names 'bw_totl', which this part's answer and mistakes are not built from"]

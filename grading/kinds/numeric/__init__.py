@@ -48,7 +48,7 @@ from grading.kinds.base import (
     require_text,
 )
 from grading.kinds.numeric import carried
-from grading.kinds.numeric.steps import STEP_CREDIT_RULE, grade_working, read_steps
+from grading.kinds.numeric.steps import STEP_CREDIT_RULE, grade_working, read_steps, unknown_step_names
 from grading.kinds.numeric.working import read_working
 from grading.quantities import parse_unit
 from grading.units import DisplayUnit, describe_dimension, dimensionality_of, format_number, ureg
@@ -300,6 +300,9 @@ class NumericKind(AnswerKind):
         return verdict
 
     # -- the scratchpad and earlier parts -------------------------------------------
+    def validate_part(self, spec: NumericSpec, context: Mapping, effects=None) -> list[str]:
+        return unknown_step_names(spec, context)
+
     def display_context(self, raw: Mapping, context: Mapping) -> dict:
         """The rules the answer form states beside the scratchpad: how working is
         credited, and (for a part that names earlier ones) how credit is carried."""

@@ -201,6 +201,20 @@ def _collect(spec, context: Mapping) -> tuple[Intermediate, ...]:
     return tuple(collector.found)
 
 
+def unknown_step_names(spec, context: Mapping) -> list[str]:
+    """The part's ``steps`` labels that name nothing its reference or mistakes are built
+    from (a typo would silently leave the plain name unused): for validation."""
+    definitions = context.get(DEFINITIONS_KEY) or {}
+    known = {"answer"}
+    for expression in (spec.answer, *(mistake.answer for mistake in spec.mistakes)):
+        tree, reached = reached_definitions(expression, definitions)
+        known.update(reached)
+        for node in (node for root in (tree, *reached.values()) for node in walk(root)):
+            known.add(node.name if isinstance(node, Name) else to_text(node))
+    return [f"steps names {name!r}, which this part's answer and mistakes are not built from"
+            for name in spec.steps if name not in known]
+
+
 def _match_rtol(spec) -> float:
     return min(max(spec.rtol, 0.005), 0.05)
 
