@@ -12,11 +12,12 @@ the burst). The five replays use `ledger` from the judge file beside this one (t
 the statement and the code part define), so the page and the judge cannot disagree.
 
 A drawn burst is kept only if it shows what the question asks about (the loop in
-`generate` redraws it otherwise): predicted-finish has the lowest mean TTFT and affinity
-the worst single TTFT; no request in the affinity or predicted-finish replays is
-mispredicted; without reservations at least three decisions change; with the late
-notice the first RAG request after the eviction goes to r1 (believed warm) where the
-prompt notice sent it elsewhere; and the listed mistakes differ from the references.
+`generate` redraws it otherwise): predicted-finish has the lowest mean TTFT (by 2% at
+least) and a lower worst TTFT than round-robin, and affinity the worst single TTFT; no
+request in the affinity or predicted-finish replays is mispredicted; without
+reservations at least three decisions change; with the late notice the first RAG
+request after the eviction goes to r1 (believed warm) where the prompt notice sent it
+elsewhere; and the listed mistakes differ from the references.
 Every value is measured from the replays' rows, as a candidate would from the ledger.
 """
 
@@ -124,8 +125,12 @@ def _scenario(rng, replicas: int, per_token: int):
         replays[code] = judge.ledger(requests, fleet, policy, reservations, [{**eviction, "notice_us": notice}])
     stats = {code: _measure(requests, rows) for code, rows in replays.items()}
     pf, affinity, rr = stats["predicted_finish"], stats["affinity"], stats["round_robin"]
-    if not (pf["mean_ttft"] < min(affinity["mean_ttft"], rr["mean_ttft"]) and affinity["worst_ttft"] > max(
-            pf["worst_ttft"], rr["worst_ttft"])):
+    # The reading part says predicted-finish has the lowest mean and affinity the worst single TTFT: keep
+    # both clear of a near tie (a 0.3% win reads as noise), and round-robin's worst above predicted-finish's
+    # so that "round-robin has the lowest latency" is false on the worst TTFT as well as on the mean.
+    if not (pf["mean_ttft"] < 0.98 * min(affinity["mean_ttft"], rr["mean_ttft"])
+            and affinity["worst_ttft"] > max(pf["worst_ttft"], rr["worst_ttft"])
+            and rr["worst_ttft"] > pf["worst_ttft"]):
         return None
     if pf["mispredicted"] or affinity["mispredicted"] or rr["prefill"] <= affinity["prefill"]:
         return None
@@ -187,10 +192,11 @@ def _stamp(microseconds: int) -> str:
     return (LOG_START + timedelta(microseconds=microseconds)).strftime("%H:%M:%S.%f")[:-3]
 
 
-def _router_log(rng, requests, fleet, eviction, replays):
+def _router_log(rng, requests, fleet, eviction, replays, at_zero):
     """What the router logged during the recorded burst (it runs predicted-finish with
     reservations): its config, the load reports, the KV event and its notice, health
-    checks and a metrics scrape (distractors)."""
+    checks and a metrics scrape (distractors). ``at_zero`` is each replica's (kv usage,
+    running decodes) in the fleet table, which the report at time 0 repeats."""
     rows = replays["predicted_finish"]
     lines = [(0, f"{_stamp(0)} INFO  router config policy=predicted_finish local_reservations=on "
                  f"load_report_interval_ms={REPORT_EVERY_US // 1000} prefill_us_per_token={fleet['us_per_token']}")]
@@ -201,8 +207,11 @@ def _router_log(rng, requests, fleet, eviction, replays):
                     if row["replica"] == replica and request["arrival_us"] < report]
             drain = max([fleet["busy_until_us"][replica]] + [row["first_token_us"] for _, row in sent])
             waiting = sum(1 for _, row in sent if row["start_us"] > report)
-            running_decodes = rng.randrange(18, 60)
-            kv = min(0.97, 0.55 + 0.01 * len(sent) + rng.uniform(0, 0.2))
+            if report == 0:
+                kv, running_decodes = at_zero[replica]
+            else:
+                running_decodes = rng.randrange(18, 60)
+                kv = min(0.97, 0.55 + 0.01 * len(sent) + rng.uniform(0, 0.2))
             lines.append((report, f"{_stamp(report)} INFO  load report replica=r{replica} "
                                   f"queue_drain_ms={max(0, drain - report) / 1000:.3f} waiting_prefills={waiting} "
                                   f"running_decodes={running_decodes} kv_usage={kv:.2f}"))
@@ -278,7 +287,8 @@ def _artifacts(rng, requests, fleet, eviction, replays, gpu_name):
                            "Time to first token of each request: the three policies")
     altered = ttft_chart("ttft-altered", ("predicted_finish", "pf_no_reservations", "pf_late_notice"),
                          "Time to first token of each request: predicted-finish as recorded and altered")
-    log = EventLogArtifact("router", _router_log(rng, requests, fleet, eviction, replays),
+    at_zero = {replica: (row[4], row[5]) for replica, row in enumerate(fleet_rows)}
+    log = EventLogArtifact("router", _router_log(rng, requests, fleet, eviction, replays, at_zero),
                            title="The router's log during the recorded burst (it ran predicted-finish)")
     return fleet_table, burst_table, log, ledger_table, trace, baselines, altered
 
