@@ -151,6 +151,8 @@ def _scenario(rng, replicas: int, per_token: int):
     error = late_row["first_token_us"] - late_row["predicted_first_token_us"]
     if error != per_token * requests[first]["prefix_tokens"]:
         return None  # the solution says the error is exactly the prefix's prefill
+    if not _apart(error, late, late_row["prefill_us"], late_row["first_token_us"] - requests[first]["arrival_us"]):
+        return None  # the misprediction part's mistakes: the notice's delay, the whole cold prefill, the TTFT
     if not _apart(len(changed), _on_busiest(replays["pf_no_reservations"], replicas), _changed_between(
             replays["predicted_finish"], replays["pf_late_notice"])):
         return None
