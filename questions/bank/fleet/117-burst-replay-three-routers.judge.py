@@ -211,6 +211,39 @@ def _eviction_example():
     return requests, fleet, evictions
 
 
+def _tie_cases():
+    """The same-instant rules the prompt names, one small fixed case each (so every seed
+    has them): a notice that lands with a request, a report that lands with a request,
+    an eviction at the instant a prefill finishes and one at the instant a prefill starts.
+    Replica 1 is kept busy where only replica 0's cache is under test."""
+    def request(name, arrival, prefix, prefix_tokens, prompt_tokens):
+        return {"id": name, "arrival_us": arrival, "prefix": prefix, "prefix_tokens": prefix_tokens,
+                "prompt_tokens": prompt_tokens}
+
+    def fleet(cached, busy, every=50_000):
+        return {"replicas": 2, "us_per_token": 10, "report_every_us": every, "cached": cached, "busy_until_us": busy}
+
+    # The notice at 5 ms comes first: r0 is priced cold (19 ms) and r1 wins (16 ms); heard after, r0 (9 ms).
+    notice = _kwargs([request("a", 5_000, "doc", 1_000, 1_100)], fleet([["doc"], []], [8_000, 0]),
+                     "predicted_finish", True, [{"replica": 0, "prefix": "doc", "at_us": 1_000, "notice_us": 5_000}])
+    # The report at 10 ms comes first: r0 drains at 15 ms, so b goes to r1; read after, the two tie on r0.
+    report = _kwargs([request("a", 0, "x", 0, 1_500), request("b", 10_000, "y", 0, 500)],
+                     fleet([[], []], [0, 0], every=10_000), "predicted_finish", False, [])
+    # a's prefill finishes at 11 ms as the eviction lands: the prefix is gone, so b (at 12 ms) misses.
+    finish = _kwargs([request("a", 0, "p", 1_000, 1_100), request("b", 12_000, "p", 1_000, 1_100)],
+                     fleet([[], []], [0, 1_000_000]), "predicted_finish", True,
+                     [{"replica": 0, "prefix": "p", "at_us": 11_000, "notice_us": 500_000}])
+    # a's prefill starts at 5 ms as the eviction lands: a miss.
+    start = _kwargs([request("a", 5_000, "p", 1_000, 1_100)], fleet([["p"], []], [0, 1_000_000]),
+                    "predicted_finish", True, [{"replica": 0, "prefix": "p", "at_us": 5_000, "notice_us": 500_000}])
+    return [
+        Case("same instant: a notice and an arriving request", "eviction", kwargs=notice),
+        Case("same instant: a load report and an arriving request", "no_reservations", kwargs=report),
+        Case("same instant: an eviction and a finishing prefill", "eviction", kwargs=finish),
+        Case("same instant: an eviction and a starting prefill", "eviction", kwargs=start),
+    ]
+
+
 class ReplayJudge(Judge):
     # The lab generator replays its bursts through the same model (see the module docstring).
     ledger = staticmethod(ledger)
@@ -236,7 +269,7 @@ class ReplayJudge(Judge):
         cases = []
         for group in GROUP_POLICIES:
             cases += _group_cases(rng, group)
-        return cases
+        return cases + _tie_cases()
 
     def reference(self, case):
         return replay(**case.kwargs)
