@@ -313,7 +313,13 @@ def given_answers(attempt: Attempt, question: Question, part) -> dict:
     rows = Attempt.objects.filter(
         user_id=attempt.user_id, question_version_id=attempt.question_version_id, variant_seed=attempt.variant_seed,
         purpose=Attempt.Purpose.ANSWER, status=Attempt.Status.GRADED, part_id__in=earlier_ids, id__lt=attempt.id,
-    ).order_by("-id").values_list("part_id", "answer", "correct")
+    )
+    # Practice and each interview are apart: an answer carries only within the context
+    # it was given in, never from an interview into practice or back.
+    interview = _interview_of(attempt)
+    rows = rows.filter(interview_link__question__interview_id=interview) if interview else rows.filter(
+        interview_link__isnull=True)
+    rows = rows.order_by("-id").values_list("part_id", "answer", "correct")
     given, seen = {}, set()
     for part_id, answer, correct in rows:
         if part_id in seen:
@@ -325,6 +331,11 @@ def given_answers(attempt: Attempt, question: Question, part) -> dict:
             if value is not None:
                 given[part_id] = value
     return given
+
+
+def _interview_of(attempt: Attempt) -> int | None:
+    return (Attempt.objects.filter(pk=attempt.pk).values_list("interview_link__question__interview_id", flat=True)
+            .first())
 
 
 def _attempt_retry_or_fail(attempt: Attempt, reason: str) -> Attempt:

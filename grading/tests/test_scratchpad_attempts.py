@@ -12,6 +12,8 @@ from django.core.management import call_command
 from grading import services
 from grading.models import Attempt
 from questions.variants import draw_variant
+from trainer.interviews.models import InterviewAttempt
+from trainer.interviews.tests.conftest import make_interview, start
 
 BANK = Path(__file__).resolve().parents[2] / "questions" / "bank"
 FLOOR_FILE = "roofline/001-decode-floor-from-weights.yaml"
@@ -125,3 +127,15 @@ def test_the_grade_command_refuses_a_given_part_the_reference_does_not_name():
     with pytest.raises(CommandError, match="does not name answers.kv_formula"):
         _grade_json("kv-bytes-and-the-sequence-ceiling", "--part", "concurrency", "--answer", "3",
                     "--given", "kv_formula=2*L")
+
+
+@pytest.mark.django_db
+def test_an_interview_answer_carries_nothing_into_practice(candidate, interviewer, enqueued):
+    """Practice and interviews are apart: a wrong earlier answer given in an interview
+    is not the candidate's earlier answer in practice, even on the same variant."""
+    version = _stored(CHAIN_FILE)
+    interview = start(make_interview(interviewer, version), candidate)
+    in_interview = _graded(candidate, version, "kv_token_gpu", 3, answer="320 KiB/token")
+    InterviewAttempt.objects.create(attempt=in_interview, question=interview.questions.get())
+    practice = _graded(candidate, version, "concurrency", 3, answer="21.4")
+    assert practice.score == 0.0 and practice.stored_verdict.carried is None
