@@ -99,3 +99,14 @@ def test_the_judge_reference_agrees_with_the_lab_on_its_own_log(question, seed):
     assert audit["tpot_ms"] == pytest.approx(_ms(values["tpot"]), abs=1e-6)
     assert audit["max_wait_ms"] == pytest.approx(_ms(values["max_wait"]), abs=1e-6)
     assert len(audit["token_times_ms"]) == values["tokens"]
+
+
+@pytest.mark.parametrize("seed", (3, 22, 79))  # 22 and 79 once had an event leave just after the pause began
+def test_nothing_leaves_the_api_server_during_its_pause(question, seed):
+    output = _lab(question, seed)
+    values = output.values
+    gc_start = _ms(values["gc_start_ms"])
+    gc_end = gc_start + _ms(values["gc"])
+    received = [float(LINE.match(line).group(1)) for line in _file(output, "traced-stream.log").splitlines()]
+    assert not [at for at in received if gc_start <= at < gc_end]
+    assert _ms(values["before_gc"]) >= 0  # the solution's "from the last event before the pause to its start"

@@ -97,6 +97,10 @@ class _Frontend:
             return self.gc_end
         return t
 
+    def pauses_during(self, start: int, end: int) -> bool:
+        """Whether the pause begins while the loop is busy from `start` to `end`."""
+        return self.gc_start is not None and start < self.gc_start < end
+
 
 def _simulate(rng, pool: int, step_model: dict):
     traced_index = pool  # the first request that had to wait for a connection
@@ -204,8 +208,16 @@ def _deliver(rng, frontend: _Frontend, request: _Request) -> None:
         else:
             merged.append([loop_time, tokens])
     received = 0
-    for loop_time, tokens in merged:
-        received = max(received + 40, loop_time + _us(rng, 250, 600))  # detokenize, serialize, loopback
+    for number, (loop_time, tokens) in enumerate(merged):
+        latency = _us(rng, 250, 600)  # detokenize, serialize, loopback
+        if frontend.pauses_during(loop_time, loop_time + latency):
+            # The loop was still sending this output when the pause began, so nothing
+            # left before the pause ended: the output goes out with those the pause held.
+            loop_time = frontend.gc_end
+            if number + 1 < len(merged) and merged[number + 1][0] == loop_time:
+                merged[number + 1][1] += tokens
+                continue
+        received = max(received + 40, loop_time + latency)
         request.events.append((received, tokens))
     request.done = received + _us(rng, 40, 120)  # the usage chunk, then [DONE]
 
