@@ -7,6 +7,7 @@ import io
 import json
 import re
 
+import numpy as np
 import pytest
 
 from questions.labs import generator as lab_generator
@@ -36,6 +37,13 @@ def _file(output, name):
 
 def _ms(text) -> float:
     return float(str(text).split()[0])
+
+
+def _judge_module():
+    spec = importlib.util.spec_from_file_location("judge_118", JUDGE_FILE)
+    judge = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(judge)
+    return judge
 
 
 def _token_events(log_text):
@@ -89,9 +97,7 @@ def test_the_stream_has_the_shapes_the_question_relies_on(question, seed):
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_the_judge_reference_agrees_with_the_lab_on_its_own_log(question, seed):
-    spec = importlib.util.spec_from_file_location("judge_118", JUDGE_FILE)
-    judge = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(judge)
+    judge = _judge_module()
     output = _lab(question, seed)
     values = output.values
     audit = judge.audit(_file(output, "traced-stream.log").splitlines(), _ms(values["launch_ms"]))
@@ -110,3 +116,13 @@ def test_nothing_leaves_the_api_server_during_its_pause(question, seed):
     received = [float(LINE.match(line).group(1)) for line in _file(output, "traced-stream.log").splitlines()]
     assert not [at for at in received if gc_start <= at < gc_end]
     assert _ms(values["before_gc"]) >= 0  # the solution's "from the last event before the pause to its start"
+
+
+def test_the_judge_takes_token_times_as_a_numpy_array_too():
+    judge = _judge_module().JUDGES["audit_code"]
+    case = judge.examples()[0]
+    expected = judge.reference(case)
+    as_array = {**expected, "token_times_ms": np.array(expected["token_times_ms"])}
+    assert judge.check(case, as_array, expected) is None
+    shifted = {**expected, "token_times_ms": np.array(expected["token_times_ms"]) + 1.0}
+    assert judge.check(case, shifted, expected) is not None

@@ -24,6 +24,8 @@ Groups isolate one rule each, so a solution that breaks one rule fails that grou
 import json
 import re
 
+import numpy as np
+
 from grading.judge import Case, Judge
 
 LINE = re.compile(r"^\[\s*(-?[0-9]+(?:\.[0-9]+)?) ms\] (.*)$")
@@ -147,6 +149,14 @@ class StreamAuditJudge(Judge):
 
     def reference(self, case):
         return audit(*case.args)
+
+    def check(self, case, got, expected):
+        # NumPy is available to candidates: a 1-D array of token times is as good an
+        # answer as the list the prompt shows, so compare it as one.
+        times = got.get("token_times_ms") if isinstance(got, dict) else None
+        if isinstance(times, np.ndarray) and times.ndim == 1:
+            got = {**got, "token_times_ms": times.tolist()}
+        return super().check(case, got, expected)
 
 
 JUDGES = {"audit_code": StreamAuditJudge()}
