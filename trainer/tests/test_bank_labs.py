@@ -15,8 +15,9 @@ LABS = [path for path in bank_files() if load_file(path).data and load_file(path
 DOWNLOAD = re.compile(r'<a class="artifact-download" href="([^"]+)" download="([^"]+)"')
 
 
-def test_the_bank_has_labs():
-    assert LABS
+def test_the_bank_has_the_eight_labs_of_issue_16():
+    seeds = {load_file(path).data["seed"] for path in LABS}
+    assert {36, 91, 103, 114, 115, 116, 117, 118} <= seeds
 
 
 @pytest.mark.django_db
