@@ -39,6 +39,7 @@ from questions.chains import chain_problems
 from questions.labs.checks import generator_problems
 from questions.loader import BANK_DIR, LineMap, LoadedFile, Problem, bank_files, load_file, load_text
 from questions.schema import Question, check_structure
+from questions.variants import ANSWERS
 
 MAX_RENDERED_VARIANTS = 64  # variants whose templates are rendered, per question
 MAX_GRADED_VARIANTS = 4  # variants on which reference answers and mistakes are graded
@@ -350,11 +351,18 @@ class _Engine:
 
     def _check_near_misses(self, question: Question, specs: dict, variants: list, report: _Reporter) -> None:
         """No near miss (questions.mutations) inside a part's tolerance, on any variant."""
+        bands = {part.id: part.engine.tolerance_band(specs[part.id]) if part.id in specs else None
+                 for part in question.parts}
+        # A chained reference names an earlier part (`answers.<id>`, credit carried
+        # forward): its near misses are searched through that part's own answer too, as
+        # they were before the chain was named.
+        definitions = {**question.derived, **{f"{ANSWERS}.{part_id}": band.answer
+                                              for part_id, band in bands.items() if band is not None}}
         for index, part in enumerate(question.parts):
-            band = part.engine.tolerance_band(specs[part.id]) if part.id in specs else None
+            band = bands[part.id]
             if band is None:
                 continue
-            for finding in mutations.check_near_misses(index, part.id, band, question.derived, variants):
+            for finding in mutations.check_near_misses(index, part.id, band, definitions, variants):
                 report.add(finding.path, finding.message, finding.choices, same_as=finding.same_as)
 
     def _load_specs(self, question: Question, report: _Reporter) -> dict:

@@ -9,6 +9,7 @@ import grading
 from grading.kinds.numeric import carried
 from questions.chains import chain_problems
 from questions.schema import Question
+from questions.validation import validate_text
 from questions.variants import draw_variant
 
 BANK = Path(__file__).resolve().parents[2] / "questions" / "bank"
@@ -45,3 +46,15 @@ def test_a_reference_from_an_earlier_mistake_that_is_not_graded_consistent_is_re
     problems = _problems(_data(CHAINED[0]), seed=3)
     assert problems and all("is not graded consistent" in problem.message for problem in problems)
     assert {problem.path for problem in problems} == {("parts", 3, "answer")}  # concurrency
+
+
+def test_the_near_miss_check_searches_a_chained_part_through_the_earlier_parts_answer():
+    """Naming an earlier part (`answers.kv_pool`) must not hide the slips inside it from
+    the tolerance check: a too-wide band on the chained part is still caught by them."""
+    data = _data(CHAINED[0])
+    chained = next(part for part in data["parts"] if part["id"] == "concurrency")
+    assert "answers.kv_pool" in chained["answer"]
+    chained["rtol"] = 0.4
+    report = validate_text(yaml.safe_dump(data, sort_keys=False))
+    found = [problem.message for problem in report.problems if "part 'concurrency': near miss" in problem.message]
+    assert any("from `kv_pool_gpu`" in message for message in found), found
