@@ -79,7 +79,10 @@ def _different(rng, values, low, high):
 
 
 def _duplicated(rng, group):
-    base = _addresses(rng, ADDRESSES)
+    while True:  # distinct base addresses (about 1% of draws repeat one among the small seeds)
+        base = _addresses(rng, ADDRESSES)
+        if len(np.unique(np.stack([base[name] for name in FIELDS], axis=1), axis=0)) == ADDRESSES:
+            break
     context = _context(rng, ADDRESSES, base["output_index"])
     copies = [(base, context)]
     for _ in range(int(rng.integers(1, 3))):
