@@ -252,8 +252,8 @@ def test_the_display_states_the_rule_only_for_multiple_answers():
     assert kind.display_context(SINGLE, {}) | {"options": []} == {"options": [], "multiple": False, "rule": ""}
 
 
-def test_other_kinds_need_no_display():
-    assert grading.get_kind("numeric").display_context({"id": "n", "kind": "numeric", "answer": "1"}, {}) == {}
+def test_kinds_without_a_display_of_their_own_need_none():
+    assert grading.get_kind("formula").display_context({"id": "f", "kind": "formula", "answer": "x"}, {}) == {}
 
 
 # --- the pages ----------------------------------------------------------------------------

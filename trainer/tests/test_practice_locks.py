@@ -216,7 +216,7 @@ def test_an_old_practice_attempt_shows_nothing_while_the_question_is_locked(clie
         assert response.status_code == 403
         assert_no_answers(response)
     attempt.refresh_from_db()
-    assert "rubric_ticked" not in (attempt.verdict or {})
+    assert attempt.stored_verdict.rubric_ticked is None
 
 
 def test_a_closed_interview_does_not_lock(interviewer, candidate, decode_question):

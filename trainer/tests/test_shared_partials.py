@@ -7,7 +7,7 @@ TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
 PAGES = [TEMPLATES / "trainer/question_detail.html", TEMPLATES / "interviews/room.html"]
 # Markup that exists once, in the shared partials: a page that spells it out again is a copy.
 SHARED_MARKUP = ['class="interpretation"', "Grading… (", 'data-verdict="{% if attempt.correct %}',
-                 "Your answer: {{ attempt.stored_verdict", 'name="answer"']
+                 "Your answer: {{ verdict.interpreted_html", 'name="answer"']
 
 
 def test_both_pages_render_the_shared_verdict_and_interpretation():

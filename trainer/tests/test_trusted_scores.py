@@ -11,6 +11,7 @@ from django.utils import timezone
 import grading
 from grading import services
 from grading.models import Attempt
+from grading.verdict import Verdict
 from questions.loader import load_file
 from questions.tests.factories import store_version
 from questions.variants import draw_variant
@@ -158,7 +159,8 @@ def test_each_part_lists_its_earlier_answers_and_code_can_be_restored(client, lo
         Attempt.objects.create(user=candidate, question_version=sampler_question, part_id=part_id, part_kind="code",
                                variant_seed=SEED, answer=f"def top_p_keep(l, p, t):\n    return {number}\n",
                                status=Attempt.Status.GRADED, correct=False, score=0.25 * number,
-                               verdict={"interpreted": "Python, 2 lines", "feedback": "wrong answer: tie"})
+                               verdict=Verdict(valid=True, correct=False, score=0.25 * number,
+                                               interpreted="Python, 2 lines", feedback="wrong answer: tie").to_dict())
     page = client.get(reverse("question-detail", args=[slug])).content.decode()
     assert "Your earlier answers (2)" in page
     assert page.count("Restore into the editor") == 2 and "return 0" in page and "return 1" in page
