@@ -15,15 +15,20 @@ reference. Each case checks properties instead:
   stream (a generator per request, advanced once per draw) fails all three;
 - ``independence``: pairs of addresses that differ in one field (the position by 1,
   the request seed by 1, the sample index by 1, the purpose, and the seed up by 1 with
-  the position down by 1, where adding fields before hashing collides) must never be
-  equal, and each relation's pairs must fill a 4 x 4 grid evenly (Hoeffding per cell).
-  Context fields are random there, so only the address design is tested.
+  the position down by 1, where adding fields before hashing collides) may be equal in
+  at most MAX_EQUAL_PAIRS of a relation's 4,000 pairs (a collision-by-design answer
+  makes all of them equal), and each relation's pairs must fill a 4 x 4 grid evenly
+  (Hoeffding per cell). Context fields are random there, so only the address design
+  is tested.
 
 False rejection: with delta per check below FALSE_REJECTION / CHECKS, a union bound
 over every statistical check of a submission gives a correct answer a false-rejection
-probability below FALSE_REJECTION = 1e-7 (the question promises below 1e-6). An exact
-collision between two distinct addresses of a good 53-bit hash has probability below
-1e-10 per case.
+probability below FALSE_REJECTION = 1e-7 (the question promises below 1e-6). Equal
+pairs are allowed up to MAX_EQUAL_PAIRS because a correct answer need not use all 53
+bits: independent uniforms with b bits of resolution tie with probability 2**-b, so a
+relation's 4,000 pairs expect 4,000 * 2**-b ties (2.4e-4 at b = 24, a float32 draw;
+9e-7 at b = 32), and more than MAX_EQUAL_PAIRS of them has probability below
+(4,000 * 2**-b)**5 / 5! per relation, under 1e-20 at b = 24.
 """
 
 import math
@@ -36,6 +41,7 @@ FALSE_REJECTION = 1e-7
 CHECKS = 400  # an upper bound on the statistical checks of one submission (bins and cells)
 BINS = 16
 GRID = 4
+MAX_EQUAL_PAIRS = 4  # ties tolerated per relation: a uniform with fewer than 53 bits ties by chance
 PAIRS = 4_000
 ADDRESSES = 2_000
 FIELDS = ("request_seed", "sample_index", "position", "purpose")
@@ -202,8 +208,9 @@ def _pairs_problem(got):
     for index, relation in enumerate(RELATIONS):
         start = 2 * index * PAIRS
         base, partner = got[start:start + PAIRS], got[start + PAIRS:start + 2 * PAIRS]
-        if np.any(base == partner):
-            return f"two different addresses ({relation}) got the same value"
+        equal = int(np.count_nonzero(base == partner))
+        if equal > MAX_EQUAL_PAIRS:
+            return f"{equal} of {PAIRS} pairs of different addresses ({relation}) got the same value"
         cells = (np.minimum((base * GRID).astype(np.int64), GRID - 1) * GRID
                  + np.minimum((partner * GRID).astype(np.int64), GRID - 1))
         counts = np.bincount(cells, minlength=GRID * GRID)
