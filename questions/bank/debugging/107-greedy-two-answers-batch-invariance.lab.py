@@ -24,7 +24,7 @@ import json
 import math
 from datetime import datetime, timedelta
 
-from questions.labs import EventLogArtifact, LabOutput, TableArtifact
+from questions.labs import ChartArtifact, EventLogArtifact, LabOutput, Series, TableArtifact
 
 # Run A's answer, token by token; each branch is (index, B's tokens from that index on).
 ANSWER_A = (
@@ -166,6 +166,12 @@ def generate(variant) -> LabOutput:
                          title="The two requests in the API server's and the engine's logs"),
         TableArtifact("greedy-steps", columns, rows,
                       title="Debug log: each step's forward-pass tokens and top two logits, run A and run B"),
+        # The picture of what differs between the runs: the batch each step ran in, read
+        # from the same rows (the prefill step is left out: its prompt dwarfs the rest).
+        ChartArtifact("batch-per-step", "decode step", "tokens in the step's forward pass",
+                      (Series("run A", tuple((row[0], row[1]) for row in rows[1:] if row[1] is not None)),
+                       Series("run B", tuple((row[0], row[6]) for row in rows[1:] if row[6] is not None))),
+                      title="Tokens in each decode step's batch, run A and run B"),
     )
     values = {
         "prompt_tokens": prompt_tokens,
