@@ -68,6 +68,20 @@ def is_id(value) -> bool:
     """Whether ``value`` is a well-formed id (``ID_PATTERN``)."""
     return isinstance(value, str) and bool(ID_PATTERN.match(value))
 
+
+def check_entry(raw, label: str, keys: tuple[str, ...], *, needs_id: bool = False) -> None:
+    """One entry of a part's list (an option, a step, a pair, a mistake): a mapping
+    whose keys are among ``keys`` (named in this order in the message), with a
+    well-formed ``id`` when ``needs_id``. Raises ``SpecError`` naming the entry."""
+    if not isinstance(raw, Mapping):
+        listed = ", ".join(keys[:-1]) + f" and {keys[-1]}" if len(keys) > 1 else keys[0]
+        raise SpecError(f"must be a mapping with {listed}", label)
+    extra = set(raw) - set(keys)
+    if extra:
+        raise SpecError(f"unknown key {sorted(map(str, extra))[0]!r} (known: {', '.join(sorted(keys))})", label)
+    if needs_id and not is_id(raw.get("id")):
+        raise SpecError(f"must be {ID_RULE}", f"{label}.id")
+
 COMMON_KEYS = frozenset({"id", "kind", "prompt", "points"})
 
 

@@ -23,8 +23,8 @@ from grading.kinds.base import (
     AnswerKind,
     PartSpec,
     SpecError,
+    check_entry,
     common_fields,
-    is_id,
     render_feedback,
     require_text,
     variant_shuffled,
@@ -34,7 +34,7 @@ from grading.verdict import Verdict
 
 MAX_ANSWER_CHARACTERS = 1_000
 _SEPARATORS = re.compile(r"[\s,]+")
-OPTION_KEYS = frozenset({"id", "text", "correct", "feedback"})
+OPTION_KEYS = ("id", "text", "correct", "feedback")
 PARTIAL_CREDIT_RULE = ("Tick every option that applies. Score: (correct options ticked − wrong options "
                        "ticked) ÷ the number of correct options, never below 0.")
 
@@ -62,14 +62,8 @@ class ChoiceSpec(PartSpec):
 
 def _load_option(item, index: int) -> ChoiceOption:
     label = f"options[{index}]"
-    if not isinstance(item, Mapping):
-        raise SpecError("must be a mapping with id, text, correct and feedback", label)
-    extra = set(item) - OPTION_KEYS
-    if extra:
-        raise SpecError(f"unknown key {sorted(map(str, extra))[0]!r} (known: {', '.join(sorted(OPTION_KEYS))})", label)
-    option_id = item.get("id")
-    if not is_id(option_id):
-        raise SpecError("must be a string of a-z, 0-9, '_' or '-'", f"{label}.id")
+    check_entry(item, label, OPTION_KEYS, needs_id=True)
+    option_id = item["id"]
     correct = item.get("correct", False)
     if not isinstance(correct, bool):
         raise SpecError("must be true or false", f"{label}.correct")

@@ -25,8 +25,8 @@ from grading.kinds.base import (
     AnswerKind,
     PartSpec,
     SpecError,
+    check_entry,
     common_fields,
-    is_id,
     render_feedback,
     require_text,
     variant_shuffled,
@@ -37,9 +37,9 @@ from grading.verdict import Verdict
 MAX_ANSWER_CHARACTERS = 4_000
 MIN_PAIRS = 2
 _PAIR_SEPARATORS = re.compile(r"[,;\n]+")
-ENTRY_KEYS = frozenset({"id", "text"})
-PAIR_KEYS = frozenset({"left", "right"})
-MISTAKE_KEYS = frozenset({"left", "right", "feedback"})
+ENTRY_KEYS = ("id", "text")
+PAIR_KEYS = ("left", "right")
+MISTAKE_KEYS = ("left", "right", "feedback")
 
 
 @dataclass(frozen=True)
@@ -78,15 +78,8 @@ def rule_text(pair_count: int) -> str:
 
 
 def _load_entry(raw, label: str) -> MatchEntry:
-    if not isinstance(raw, Mapping):
-        raise SpecError("must be a mapping with id and text", label)
-    extra = set(raw) - ENTRY_KEYS
-    if extra:
-        raise SpecError(f"unknown key {sorted(map(str, extra))[0]!r} (known: id, text)", label)
-    entry_id = raw.get("id")
-    if not is_id(entry_id):
-        raise SpecError("must be a string of a-z, 0-9, '_' or '-'", f"{label}.id")
-    return MatchEntry(id=entry_id, text=require_text(raw, "text", label=f"{label}.text"))
+    check_entry(raw, label, ENTRY_KEYS, needs_id=True)
+    return MatchEntry(id=raw["id"], text=require_text(raw, "text", label=f"{label}.text"))
 
 
 def _load_pairs(raw) -> tuple[tuple[MatchEntry, ...], dict[str, MatchEntry], tuple[tuple[str, str], ...]]:
@@ -98,11 +91,7 @@ def _load_pairs(raw) -> tuple[tuple[MatchEntry, ...], dict[str, MatchEntry], tup
     lefts, rights, answer, references = [], {}, [], []  # references: (right id, its key)
     for index, pair in enumerate(raw):
         label = f"pairs[{index}]"
-        if not isinstance(pair, Mapping):
-            raise SpecError("must be a mapping with left and right", label)
-        extra = set(pair) - PAIR_KEYS
-        if extra:
-            raise SpecError(f"unknown key {sorted(map(str, extra))[0]!r} (known: left, right)", label)
+        check_entry(pair, label, PAIR_KEYS)
         left = _load_entry(pair.get("left"), f"{label}.left")
         if any(entry.id == left.id for entry in lefts):
             raise SpecError(f"left id {left.id!r} is used twice", f"{label}.left.id")
@@ -132,11 +121,7 @@ def _load_mistakes(raw, lefts, rights, answer) -> tuple[MatchMistake, ...]:
     expected, mistakes = dict(answer), []
     for index, item in enumerate(raw):
         label = f"mistakes[{index}]"
-        if not isinstance(item, Mapping):
-            raise SpecError("must be a mapping with left, right and feedback", label)
-        extra = set(item) - MISTAKE_KEYS
-        if extra:
-            raise SpecError(f"unknown key {sorted(map(str, extra))[0]!r} (known: feedback, left, right)", label)
+        check_entry(item, label, MISTAKE_KEYS)
         left, right = item.get("left"), item.get("right")
         if left not in {entry.id for entry in lefts}:
             raise SpecError(f"must be a left id ({', '.join(entry.id for entry in lefts)}), got {left!r}",

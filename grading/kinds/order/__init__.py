@@ -30,8 +30,8 @@ from grading.kinds.base import (
     AnswerKind,
     PartSpec,
     SpecError,
+    check_entry,
     common_fields,
-    is_id,
     render_feedback,
     require_text,
     variant_shuffled,
@@ -42,9 +42,9 @@ from grading.verdict import Verdict
 MAX_ANSWER_CHARACTERS = 2_000
 MIN_ITEMS = 3
 _SEPARATORS = re.compile(r"[\s,;]+")
-ITEM_KEYS = frozenset({"id", "text"})
-PAIR_KEYS = frozenset({"before", "after", "feedback"})
-MISTAKE_KEYS = frozenset({"order", "feedback"})
+ITEM_KEYS = ("id", "text")
+PAIR_KEYS = ("before", "after", "feedback")
+MISTAKE_KEYS = ("order", "feedback")
 
 
 @dataclass(frozen=True)
@@ -131,15 +131,8 @@ def rule_text(item_count: int) -> str:
 
 def _load_item(raw, index: int) -> OrderItem:
     label = f"items[{index}]"
-    if not isinstance(raw, Mapping):
-        raise SpecError("must be a mapping with id and text", label)
-    extra = set(raw) - ITEM_KEYS
-    if extra:
-        raise SpecError(f"unknown key {sorted(map(str, extra))[0]!r} (known: id, text)", label)
-    item_id = raw.get("id")
-    if not is_id(item_id):
-        raise SpecError("must be a string of a-z, 0-9, '_' or '-'", f"{label}.id")
-    return OrderItem(id=item_id, text=require_text(raw, "text", label=f"{label}.text"))
+    check_entry(raw, label, ITEM_KEYS, needs_id=True)
+    return OrderItem(id=raw["id"], text=require_text(raw, "text", label=f"{label}.text"))
 
 
 def _known_id(raw: Mapping, key: str, ids: tuple[str, ...], label: str) -> str:
@@ -157,11 +150,7 @@ def _load_pairs(raw, ids: tuple[str, ...]) -> tuple[PairFeedback, ...]:
     pairs, seen = [], set()
     for index, item in enumerate(raw):
         label = f"pair_feedback[{index}]"
-        if not isinstance(item, Mapping):
-            raise SpecError("must be a mapping with before, after and feedback", label)
-        extra = set(item) - PAIR_KEYS
-        if extra:
-            raise SpecError(f"unknown key {sorted(map(str, extra))[0]!r} (known: after, before, feedback)", label)
+        check_entry(item, label, PAIR_KEYS)
         before, after = _known_id(item, "before", ids, label), _known_id(item, "after", ids, label)
         if ids.index(before) >= ids.index(after):
             # The note fires when `after` is placed above `before`: on a pair the items
@@ -182,11 +171,7 @@ def _load_mistakes(raw, ids: tuple[str, ...]) -> tuple[OrderMistake, ...]:
     mistakes, seen = [], set()
     for index, item in enumerate(raw):
         label = f"mistakes[{index}]"
-        if not isinstance(item, Mapping):
-            raise SpecError("must be a mapping with order and feedback", label)
-        extra = set(item) - MISTAKE_KEYS
-        if extra:
-            raise SpecError(f"unknown key {sorted(map(str, extra))[0]!r} (known: feedback, order)", label)
+        check_entry(item, label, MISTAKE_KEYS)
         order = item.get("order")
         if isinstance(order, list) and all(isinstance(piece, str) for piece in order):
             pieces = [piece.strip().lower() for piece in order]
