@@ -227,7 +227,7 @@ class _Graph:
 
     def _site_mutations(self, site: str, tree) -> Iterator[Mutation]:
         where = f"`{site}`" if site != ANSWER else "the answer"
-        for node in _sum_roots(tree):
+        for node in _chain_roots(tree, "+-"):
             terms = _terms(node)
             if len(terms) < 2:
                 continue
@@ -235,7 +235,7 @@ class _Graph:
                 text = to_text(term)
                 rest = terms[:index] + terms[index + 1:]
                 yield Mutation(f"drop `{text}` from {where}", site, _replace(tree, node, _build(rest)))
-        for node in _product_roots(tree)[:1] if _is_product(tree) else ():
+        for node in _chain_roots(tree, "*/")[:1] if _is_product(tree) else ():
             factors = _factors(node)
             if len(factors) < 2:
                 continue
@@ -323,30 +323,17 @@ def _children(node) -> list:
     return []
 
 
-def _sum_roots(tree) -> list:
-    """The top node of every chain of ``+``/``-``."""
+def _chain_roots(tree, ops: str) -> list:
+    """The top node of every chain of the binary operators in ``ops`` ("+-": each sum,
+    "*/": each product)."""
     roots = []
 
-    def visit(node, parent_is_sum: bool):
-        is_sum = isinstance(node, Binary) and node.op in "+-"
-        if is_sum and not parent_is_sum:
+    def visit(node, parent_in_chain: bool):
+        in_chain = isinstance(node, Binary) and node.op in ops
+        if in_chain and not parent_in_chain:
             roots.append(node)
         for child in _children(node):
-            visit(child, is_sum)
-
-    visit(tree, False)
-    return roots
-
-
-def _product_roots(tree) -> list:
-    roots = []
-
-    def visit(node, parent_is_product: bool):
-        is_product = isinstance(node, Binary) and node.op in "*/"
-        if is_product and not parent_is_product:
-            roots.append(node)
-        for child in _children(node):
-            visit(child, is_product)
+            visit(child, in_chain)
 
     visit(tree, False)
     return roots
