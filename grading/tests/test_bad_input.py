@@ -46,15 +46,24 @@ BAD_INPUTS = [
 ]
 
 
+@pytest.fixture(scope="module")
+def warmed_kinds():
+    for part in (FLOOR, KV, WHY):
+        grading.grade(part, "1", CONTEXT)
+
+
 @pytest.mark.parametrize("part", [FLOOR, KV, WHY], ids=["numeric", "formula", "explain"])
 @pytest.mark.parametrize("text", BAD_INPUTS, ids=range(len(BAD_INPUTS)))
 @pytest.mark.parametrize("operation", [grading.grade, grading.interpret],
                          ids=["grade", "interpret"])
-def test_bad_input_returns_a_verdict_quickly(part, text, operation):
-    started = time.perf_counter()
+def test_bad_input_returns_a_verdict_quickly(part, text, operation, warmed_kinds):
+    # CPU time, not wall time, and after one warm-up call per part: what is bounded is
+    # the work this input costs, not how busy the machine is or a kind's one-time setup
+    # (the formula kind's first call builds its sympy machinery).
+    started = time.process_time()
     verdict = operation(part, text, CONTEXT)
-    elapsed = time.perf_counter() - started
-    assert elapsed < 1.0, f"{elapsed:.2f}s"
+    elapsed = time.process_time() - started
+    assert elapsed < 1.0, f"{elapsed:.2f} s of CPU"
     assert isinstance(verdict, grading.Verdict)
     if not verdict.valid:
         assert verdict.feedback, "an invalid answer must say why"

@@ -133,10 +133,10 @@ def test_unicode_operators_are_normalized_and_reported():
     ],
 )
 def test_bad_candidate_input_is_refused_quickly_with_a_reason(text, message):
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: the input's cost, not the machine's load
     with pytest.raises(ExpressionError, match=message):
         read_quantity(text)
-    assert time.perf_counter() - started < 1.0
+    assert time.process_time() - started < 1.0
 
 
 def test_error_positions_point_at_the_problem():
