@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from grading import variants
+from grading.kinds.slips import DEFINITIONS_KEY
 from questions.catalogue import load_catalogue
 from questions.labs import LAB_NAME, Lab, cached_lab
 from questions.schema import Question
@@ -41,6 +42,12 @@ def draw_variant(question: Question, seed: int, *, choices: dict | None = None, 
         context[LAB_NAME] = lab.values
     if any(ANSWERS_PREFIX in str(part.raw.get("answer", "")) for part in question.parts):
         context[ANSWERS] = chained_answers(question, context)
+        # `answers.<id>` is defined by that part's answer, as a derived name is by its
+        # expression: the scratchpad's intermediates, a listed mistake's premises and the
+        # near-miss check reach through a chain to what the earlier part is built from.
+        context[DEFINITIONS_KEY] = {**context[DEFINITIONS_KEY], **{
+            ANSWERS_PREFIX + part.id: str(part.raw["answer"]) for part in question.parts
+            if part.id in context[ANSWERS] and "answer" in part.raw}}
     return Variant(seed, drawn, context, lab)
 
 

@@ -179,3 +179,51 @@ def test_validation_reports_a_step_name_for_nothing_the_part_is_built_from(floor
     raw = {**question.part("floor").raw, "steps": {"bw_totl": "aggregate bandwidth"}}
     assert kind.validate_part(kind.load_spec(raw), context) == [
         "steps names 'bw_totl', which this part's answer and mistakes are not built from"]
+
+
+def test_with_two_wrong_earlier_answers_the_feedback_names_both_as_off(chained_question):
+    question, context = chained_question
+    kind = grading.get_kind("numeric")
+    token = kind.given_answer(kind.load_spec(question.part("kv_token_gpu").raw), "320 KiB/token")
+    pool = kind.given_answer(kind.load_spec(question.part("kv_pool").raw), "10 GB")
+    later = question.part("concurrency").raw
+    own = {**context, "answers": {**context["answers"], "kv_token_gpu": token.value, "kv_pool": pool.value}}
+    consistent = kind.reference_answer(kind.load_spec(later), own)
+    verdict = grading.grade(later, consistent, {**context, GIVEN_KEY: {"kv_token_gpu": token, "kv_pool": pool}})
+    assert verdict.score == CARRIED_CREDIT and set(verdict.carried.parts) == {"kv_token_gpu", "kv_pool"}
+    assert "those were off" in verdict.feedback and "that one was" not in verdict.feedback
+
+
+# The step floor names the floor part (answers.floor): its working is still marked
+# through what the floor is built from, as before the chain was named.
+STEP_FLOOR_ONE_GPU = """\
+w = (70.6e9 - 128256 * 8192) * 2 B
+kv = 16 * 4096 * 2 * 80 * 8 * 128 * 2 B
+total = w + kv
+t = total / 3.35 TB/s
+"""
+
+
+def test_a_chained_parts_working_meets_the_earlier_parts_intermediates(floor_question):
+    question, context = floor_question
+    part = question.part("step_floor").raw
+    assert "answers.floor" in part["answer"]
+    verdict = grading.grade(part, "", context, scratchpad=STEP_FLOOR_ONE_GPU)
+    assert [step.matched for step in verdict.steps[:3]] == ["weight bytes", "KV-cache bytes", "bytes read per step"]
+    assert [step.mistake for step in verdict.steps[:3]] == [None, None, None]
+    assert verdict.first_wrong_step == 4 and verdict.score == STEP_CREDIT
+    # Carrying the floor's own figure is a step too, named as that part's answer.
+    carried = grading.grade(part, "", context, scratchpad="f = 10.4 ms\nt = f + 21.5 GB / (4 * 3.35 TB/s)\n")
+    assert carried.correct and carried.steps[0].matched == "the answer to floor"
+
+
+def test_a_sub_expression_equal_to_a_derived_value_reads_by_its_name():
+    from grading.kinds.numeric.steps import intermediates
+
+    question = _question("attention/027-flashattention-online-softmax.yaml")
+    context = draw_variant(question, 0).context
+    part = question.part("speedup")
+    assert "answers.naive_bytes / gpu.hbm_bandwidth" in part.raw["answer"]
+    labels = [item.label for item in intermediates(part.engine.load_spec(part.raw), context)]
+    assert "t naive" in labels
+    assert not [label for label in labels if label.startswith("answers ")]

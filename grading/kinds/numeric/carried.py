@@ -56,7 +56,8 @@ def carry(verdict: Verdict, parts: tuple[str, ...], context: Mapping, answer: fl
     if not consistent:
         return dataclasses.replace(verdict, carried=record, feedback=(
             f"{verdict.feedback} It is not consistent with your earlier {yours} either.").strip())
-    feedback = (f"Consistent with your earlier {yours}; that one was off, so this part earns "
+    off = "that one was" if len(given) == 1 else "those were"
+    feedback = (f"Consistent with your earlier {yours}; {off} off, so this part earns "
                 f"{CARRIED_CREDIT:.0%} credit carried forward.")
     return dataclasses.replace(verdict, carried=record, score=max(verdict.score, CARRIED_CREDIT),
                                feedback=feedback, mistake=None)

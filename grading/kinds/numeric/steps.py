@@ -114,6 +114,11 @@ class _Collector:
         self.definitions = definitions
         self.found: list[Intermediate] = []
         self.seen: list[tuple[frozenset, float]] = []
+        # Derived values by value: a sub-expression or an earlier part's answer
+        # (answers.<id>) equal to one reads by the derived name, "t naive" rather than
+        # "answers naive bytes / gpu hbm bandwidth".
+        self.derived_values = [(_dims(value), _base(value), name) for name in definitions
+                               if (value := context.get(name)) is not None and _base(value)]
 
     def reach_of(self, node) -> frozenset:
         names = {item.name for item in walk(node) if isinstance(item, Name) and self.in_context(item.name)}
@@ -125,6 +130,34 @@ class _Collector:
                     if isinstance(item, Name) and self.in_context(item.name) and item.name not in names:
                         names.add(item.name)
         return frozenset(names)
+
+    def label_of(self, node) -> str:
+        """A name or sub-expression in words: the part's ``steps`` label for it, else the
+        derived name of equal value (for a sub-expression or an earlier part's answer),
+        else its own text in words."""
+        text = node.name if isinstance(node, Name) else to_text(node)
+        if text in self.labels:
+            return self.labels[text]
+        if _compound(node) or text.startswith("answers."):
+            tied = self._derived_name_equal_to(node)
+            if tied is not None:
+                return plain_name(tied, self.labels)
+        if isinstance(node, Name):
+            return plain_name(text, self.labels)
+        return _DOTTED.sub(" ", text).replace("_", " ")
+
+    def _derived_name_equal_to(self, node) -> str | None:
+        try:
+            value = evaluate_tree(node, self.resolve)
+        except ExpressionError:
+            return None
+        base, dims = _base(value), _dims(value)
+        if base is None:
+            return None
+        for derived_dims, derived_base, name in self.derived_values:
+            if derived_dims == dims and abs(derived_base - base) <= 1e-9 * abs(base):
+                return name
+        return None
 
     def in_context(self, name: str) -> bool:
         return name.split(".", 1)[0] in self.context
@@ -153,11 +186,10 @@ class _Collector:
             self.add(plain_name(name, self.labels), Name(name, 0), source, self.context.get(name))
         for node in (node for t in trees for node in walk(t)):
             if isinstance(node, Name) and node.name not in reached and self.in_context(node.name):
-                self.add(plain_name(node.name, self.labels), node, source)
+                self.add(self.label_of(node), node, source)
         for node in (node for t in trees for node in walk(t)):
             if _compound(node) and node is not tree:
-                text = to_text(node)
-                self.add(self.labels.get(text, _DOTTED.sub(" ", text).replace("_", " ")), node, source)
+                self.add(self.label_of(node), node, source)
 
 
 def intermediates(spec, context: Mapping) -> tuple[Intermediate, ...]:
