@@ -40,6 +40,7 @@ import argparse
 import io
 import os
 import re
+import shutil
 import signal
 import statistics
 import subprocess
@@ -350,10 +351,16 @@ def main() -> int:
         admin.execute(f'CREATE DATABASE "{database}"')
     var_dir = Path(tempfile.mkdtemp(prefix="bench-scale-"))
     env = stack_env(database_url, broker_url, var_dir)
+    status = 1
     try:
-        return run(options, env, database, database_url, broker_url, var_dir)
+        status = run(options, env, database, database_url, broker_url, var_dir)
+        return status
     finally:
         broker.flushdb()
+        if status == 0:
+            shutil.rmtree(var_dir, ignore_errors=True)
+        else:
+            print(f"worker logs kept in {var_dir}", file=sys.stderr)
         with psycopg.connect(PG_ADMIN_URL, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
 
@@ -404,8 +411,15 @@ def run(options, env, database, database_url, broker_url, var_dir) -> int:
           f"{'run':>8}{'busy':>7}{'cpu':>7}{'stack':>8}{'others':>8}{'sbx/job':>8}{'wrk/job':>8}"
           f"{'db act':>7}{'db lk':>7}{'slots':>6}")
     batch = Batch(version, options.part, solution.code)
+    counts = [int(c) for c in options.workers.split(",")]
+    prewarmed = max(counts) * int(os.environ.get("TRAINER_SANDBOX_WARM", "2"))
+    if options.submissions < 5 * prewarmed:
+        # The first jobs take interpreters the pools filled before the batch: a short
+        # batch measures how many were waiting, not how fast the workers keep up.
+        print(f"warning: {prewarmed} warm interpreters wait before the batch; use at least "
+              f"{5 * prewarmed} submissions for a steady-state figure")
     rows, notes = [], []
-    for count in (int(c) for c in options.workers.split(",")):
+    for count in counts:
         row, pickups, loads = measure(count, options, env, batch, (database_url, database, slot_locks),
                                       var_dir, slot_count)
         rows.append(row)
