@@ -32,9 +32,11 @@ def run_python(*, files: dict[str, bytes], entry: str, args: tuple[str, ...] = (
     """Run /sandbox/in/ENTRY with the sandbox's Python and return what happened.
 
     files: relative path -> content, placed read-only under /sandbox/in; entry must be
-    one of them. args become sys.argv[1:]. With warm=True a pre-started interpreter that
-    has already imported numpy and torch is used when one is free (each serves one run
-    only); otherwise, or with warm=False, a fresh one starts. Anything the code does ends
+    one of them. args become sys.argv[1:]. With warm=True the run goes to the warm pool
+    when it has room (grading/sandbox/pool.py): a zygote that has imported numpy and torch
+    forks a fresh child for it (or, with TRAINER_SANDBOX_ZYGOTE=0, a pre-started
+    interpreter serves it, one run each); otherwise, or with warm=False, a fresh
+    interpreter starts. Anything the code does ends
     up in the result; SandboxError means the sandbox itself failed (not installed, every
     slot busy, bwrap refused to start). ValueError: bad file names or entry.
 

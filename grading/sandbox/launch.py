@@ -6,6 +6,7 @@
        seccomp) -> the sandbox's Python running inside.py
 
 The child was in the cgroups before it exec'd bwrap, so nothing it starts escapes them.
+A zygote (zygote_command, grading/sandbox/zygote.py) goes through the same chain.
 The host's own files (/work, /root, /home, the database, the settings) are simply never
 bound in.
 """
@@ -61,16 +62,55 @@ def command(install: Install, *, uid: int, gid: int, procs_files: list[str], inb
     rlimits["RLIMIT_CPU"] = (cpu_ceiling, cpu_ceiling + 1)
     spec = {"parent": os.getpid(), "cgroup_procs": procs_files, "nice": nice, "uid": uid,
             "gid": gid, "groups": list(groups), "rlimits": rlimits, "close": [seccomp_fd, ready_fd]}
+    bwrap = [
+        *_system_arguments(install, tmp=["--size", str(ceilings.tmp_bytes), "--tmpfs", "/tmp"]),
+        "--proc", "/proc", "--dev", "/dev", *bwrap_device_arguments(devices),
+        "--ro-bind", str(inbox), "/sandbox/in",
+        "--bind", str(outbox), "/sandbox/out",
+        "--chdir", "/sandbox/in",
+        "--seccomp", str(seccomp_fd),
+        "--remount-ro", "/",
+        "--",
+    ]
     return [
-        sys.executable, "-I", "-S", LAUNCHER, json.dumps(spec),
-        *bwrap_arguments(install, inbox=inbox, outbox=outbox, tmp_bytes=ceilings.tmp_bytes,
-                         seccomp_fd=seccomp_fd, devices=devices),
+        sys.executable, "-I", "-S", LAUNCHER, json.dumps(spec), *bwrap,
         str(install.python), "-I", "-B", "-c", INSIDE_SOURCE, str(ready_fd), "1" if preload else "0",
     ]
 
 
-def bwrap_arguments(install: Install, *, inbox: Path, outbox: Path, tmp_bytes: int,
-                    seccomp_fd: int, devices: tuple[str, ...] = ()) -> list[str]:
+def zygote_command(install: Install, *, uid: int, gid: int, procs_files: list[str],
+                   sandbox_dir: Path, tmp_dir: Path, shm_dir: Path, ceilings: Limits,
+                   cpu_ceiling: int, nice: int, seccomp_fd: int, control_fd: int) -> list[str]:
+    """argv for a zygote (grading/sandbox/zygote.py): the same chain and the same system,
+    but the sandbox's program is PID 1 of its namespace (--as-pid-1: no job can signal it),
+    and /sandbox, /tmp and /dev/shm are directories the host empties after every job.
+    """
+    rlimits = rlimit_values(ceilings)
+    rlimits["RLIMIT_CPU"] = (cpu_ceiling, cpu_ceiling + 1)
+    spec = {"parent": os.getpid(), "cgroup_procs": procs_files, "nice": nice, "uid": uid,
+            "gid": gid, "groups": [], "rlimits": rlimits, "close": [seccomp_fd, control_fd]}
+    bwrap = [
+        *_system_arguments(install, tmp=["--bind", str(tmp_dir), "/tmp"]),
+        "--as-pid-1",
+        "--proc", "/proc", "--dev", "/dev",
+        "--bind", str(shm_dir), "/dev/shm",
+        # bwrap's /dev is a tmpfs the sandbox may write to, and the host cannot empty it;
+        # device nodes (and /dev/shm, its own mount) still open for writing.
+        "--remount-ro", "/dev",
+        "--bind", str(sandbox_dir), "/sandbox",
+        "--chdir", "/",
+        "--seccomp", str(seccomp_fd),
+        "--remount-ro", "/",
+        "--",
+    ]
+    return [
+        sys.executable, "-I", "-S", LAUNCHER, json.dumps(spec), *bwrap,
+        str(install.python), "-I", "-B", "-c", INSIDE_SOURCE, "zygote", str(control_fd),
+    ]
+
+
+def _system_arguments(install: Install, *, tmp: list[str]) -> list[str]:
+    """bwrap's namespaces, environment and read-only system; ``tmp`` makes /tmp."""
     args = [
         BWRAP,
         "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc",
@@ -85,7 +125,7 @@ def bwrap_arguments(install: Install, *, inbox: Path, outbox: Path, tmp_bytes: i
         "--setenv", "OMP_NUM_THREADS", "1", "--setenv", "MKL_NUM_THREADS", "1",
         "--setenv", "OPENBLAS_NUM_THREADS", "1",
         # /tmp first, so that a bind below it (an install under /tmp) is not hidden.
-        "--size", str(tmp_bytes), "--tmpfs", "/tmp",
+        *tmp,
         "--ro-bind", "/usr", "/usr",
     ]
     for path in _SYSTEM_DIRS:
@@ -98,13 +138,4 @@ def bwrap_arguments(install: Install, *, inbox: Path, outbox: Path, tmp_bytes: i
         args += ["--ro-bind", str(install.etc / name), f"/etc/{name}"]
     for path in _ETC_FROM_HOST:
         args += ["--ro-bind-try", path, path]
-    args += ["--proc", "/proc", "--dev", "/dev", *bwrap_device_arguments(devices)]
-    args += [
-        "--ro-bind", str(inbox), "/sandbox/in",
-        "--bind", str(outbox), "/sandbox/out",
-        "--chdir", "/sandbox/in",
-        "--seccomp", str(seccomp_fd),
-        "--remount-ro", "/",
-        "--",
-    ]
     return args

@@ -1,10 +1,14 @@
 """The warm pool: sandboxed interpreters that have imported numpy and torch and wait for a job.
 
-Importing torch costs a second or more here, so each process keeps `size` interpreters
-(TRAINER_SANDBOX_WARM, default 2) started ahead of time. Each serves exactly one job and
-is then destroyed; a background thread starts its replacement. Nothing of one submission
-can reach the next: the interpreter, its slot lease, its directories and its namespaces
-are all new for every job.
+Importing torch costs a second or more here, so each process keeps `size` of them
+(TRAINER_SANDBOX_WARM, default 2) started ahead of time, of one of two kinds:
+- zygotes (TRAINER_SANDBOX_ZYGOTE=1, the default; grading/sandbox/zygote.py): each forks
+  a fresh child per job and comes back to the pool after it, once it has checked that
+  nothing of the job is left; one that fails the check is destroyed and replaced.
+- one-job interpreters (TRAINER_SANDBOX_ZYGOTE=0): each serves exactly one job and is
+  then destroyed; a background thread starts its replacement. The interpreter, its slot
+  lease, its directories and its namespaces are all new for every job, but back-to-back
+  jobs wait for a torch import each.
 
 The pool is made lazily, once per process, on the first warm request, so it works in a
 Celery prefork child (a pool inherited through fork() belongs to the parent and is
@@ -26,6 +30,7 @@ from grading.sandbox.install import current_install, sandbox_available
 from grading.sandbox.interpreter import Interpreter
 from grading.sandbox.results import Limits, SandboxError
 from grading.sandbox.workdir import remove_stale
+from grading.sandbox.zygote import Zygote
 
 log = logging.getLogger(__name__)
 
@@ -40,15 +45,17 @@ POOL_NICE = 10  # replenishing should not slow the job that is running
 
 
 class WarmPool:
-    """Keeps up to `size` ready interpreters; thread-safe."""
+    """Keeps up to `size` ready interpreters (or zygotes); thread-safe."""
 
-    def __init__(self, size: int, ceilings: Limits = POOL_CEILINGS):
+    def __init__(self, size: int, ceilings: Limits = POOL_CEILINGS, *, zygotes: bool = False):
         self.size = size
         self.ceilings = ceilings
+        self.zygotes = zygotes
         self._install = current_install()
-        self._ready: list[Interpreter] = []
+        self._ready: list[Interpreter | Zygote] = []
         self._starting = 0
-        self._in_flight: Interpreter | None = None  # the one the filler is starting
+        self._lent = 0  # zygotes serving a job: they come back, so they count as held
+        self._in_flight: Interpreter | Zygote | None = None  # the one the filler is starting
         self._closed = False
         self._changed = threading.Condition()
         # The filler thread lives as long as the pool: the launcher's parent-death signal
@@ -57,7 +64,7 @@ class WarmPool:
                                         daemon=True)
         self._filler.start()
 
-    def take(self, limits: Limits, wait_seconds: float) -> Interpreter | None:
+    def take(self, limits: Limits, wait_seconds: float) -> Interpreter | Zygote | None:
         """A ready interpreter able to honour `limits`, or None.
 
         If none is ready but one is starting, wait for it up to wait_seconds: it is ahead
@@ -82,6 +89,8 @@ class WarmPool:
                 if self._in_flight is not None:
                     self._in_flight.restore_priority()  # a caller waits for it now
                 self._changed.wait(remaining)
+            if chosen is not None and self.zygotes:
+                self._lent += 1
             self._changed.notify_all()  # the filler has room again
         for interpreter in stale:
             interpreter.destroy()
@@ -98,9 +107,23 @@ class WarmPool:
                 self._changed.wait(remaining)
             return len(self._ready) >= count
 
+    def _returned(self, zygote: Zygote) -> None:
+        """A lent zygote's job is over: keep it if it passed its checks, else forget it."""
+        with self._changed:
+            self._lent -= 1
+            keep = zygote.alive() and not self._closed
+            if keep:
+                self._ready.append(zygote)
+            self._changed.notify_all()
+        if not keep:
+            zygote.destroy()
+
     def _accepts(self, limits: Limits) -> bool:
         c = self.ceilings
-        return (limits.tmp_bytes == c.tmp_bytes and limits.max_processes <= c.max_processes
+        # A zygote sizes /tmp for each job, but its slot's memory is set once for all.
+        sized = (limits.memory_bytes <= c.memory_bytes if self.zygotes
+                 else limits.tmp_bytes == c.tmp_bytes)
+        return (sized and limits.max_processes <= c.max_processes
                 and limits.max_open_files <= c.max_open_files
                 and limits.max_file_bytes <= c.max_file_bytes
                 and limits.cpu_seconds <= c.cpu_seconds)
@@ -109,7 +132,8 @@ class WarmPool:
         failures = 0
         while True:
             with self._changed:
-                while not self._closed and len(self._ready) + self._starting >= self.size:
+                while (not self._closed
+                       and len(self._ready) + self._starting + self._lent >= self.size):
                     self._changed.wait()
                 if self._closed:
                     return
@@ -131,7 +155,7 @@ class WarmPool:
             if failures:
                 time.sleep(min(30.0, 0.5 * 2 ** failures))
 
-    def _start_one(self) -> Interpreter | None:
+    def _start_one(self) -> Interpreter | Zygote | None:
         """Start an interpreter and wait until it is ready; None if that failed.
 
         While it starts it is _in_flight, so that close() can kill it; it leaves that
@@ -139,8 +163,12 @@ class WarmPool:
         slot this pool has already given back.
         """
         try:
-            interpreter = Interpreter(self._install, self.ceilings, preload=True,
-                                      nice=POOL_NICE)
+            if self.zygotes:
+                interpreter = Zygote(self._install, self.ceilings, nice=POOL_NICE,
+                                     on_done=self._returned)
+            else:
+                interpreter = Interpreter(self._install, self.ceilings, preload=True,
+                                          nice=POOL_NICE)
         except SandboxError as exc:
             log.warning("warm sandbox failed to start (%s); retrying", exc)
             return None
@@ -184,6 +212,10 @@ def _pool_size() -> int:
     return max(0, int(os.environ.get("TRAINER_SANDBOX_WARM", "2")))
 
 
+def _use_zygotes() -> bool:
+    return os.environ.get("TRAINER_SANDBOX_ZYGOTE", "1") != "0"
+
+
 def get_pool() -> WarmPool | None:
     """This process's pool, created on first use; None if disabled or unavailable."""
     global _pool, _pool_pid
@@ -196,11 +228,11 @@ def get_pool() -> WarmPool | None:
         # Processes that died without their exit hooks (Celery and multiprocessing children
         # end with os._exit) leave run directories behind; clear those of idle slots.
         slots.sweep_unused(install, lambda slot: remove_stale(install.runs, slot.user))
-        _pool, _pool_pid = WarmPool(_pool_size()), os.getpid()
+        _pool, _pool_pid = WarmPool(_pool_size(), zygotes=_use_zygotes()), os.getpid()
         return _pool
 
 
-def take_warm(limits: Limits, wait_seconds: float = 5.0) -> Interpreter | None:
+def take_warm(limits: Limits, wait_seconds: float = 5.0) -> Interpreter | Zygote | None:
     pool = get_pool()
     return pool.take(limits, wait_seconds) if pool is not None else None
 

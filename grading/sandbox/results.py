@@ -58,7 +58,9 @@ class SandboxResult:
     keyed by their path relative to it ("result.npy", "sub/x.txt"); links, devices and
     anything else are left out. wall_seconds and cpu_seconds are measured from the moment
     the job started (in a warm interpreter: after numpy and torch were imported).
-    peak_memory_bytes is the memory cgroup's high-water mark, the interpreter included.
+    peak_memory_bytes is the memory cgroup's high-water mark: in a one-job interpreter the
+    interpreter included; in a zygote's child what the job allocated and the pages of the
+    preloaded interpreter it changed (the zygote's own memory is not the job's).
     note says, in words, why a status is not "ok" ("" when it is).
     """
 

@@ -37,13 +37,30 @@ class Slot:
     uid: int
     gid: int
     lock_fd: int | None
+    # A child cgroup of the slot's ("job"): a zygote's job gets its own limits and
+    # counters there, while the zygote stays in the slot's cgroup.
+    sub: str = ""
 
     @property
     def user(self) -> str:
         return f"{SLOT_USER_PREFIX}{self.index}"
 
     def cgroup(self, controller: str) -> Path:
-        return CGROUP_ROOT / controller / CGROUP_PARENT / self.user
+        path = CGROUP_ROOT / controller / CGROUP_PARENT / self.user
+        return path / self.sub if self.sub else path
+
+    def child(self, name: str) -> "Slot":
+        """The same slot seen through its child cgroup `name` (holds no lease of its own)."""
+        return Slot(index=self.index, uid=self.uid, gid=self.gid, lock_fd=None, sub=name)
+
+    def remove_cgroups(self) -> None:
+        """Remove a child's cgroups (they must be empty); the slot's own are kept."""
+        if self.sub:
+            for controller in CGROUP_CONTROLLERS:
+                try:
+                    self.cgroup(controller).rmdir()
+                except FileNotFoundError:
+                    pass
 
     # --- cgroup files -----------------------------------------------------------
     def _write(self, controller: str, name: str, value: str) -> None:
@@ -57,12 +74,15 @@ class Slot:
         return [str(self.cgroup(c) / "cgroup.procs") for c in CGROUP_CONTROLLERS]
 
     def pids(self) -> set[int]:
+        """Processes in the cgroups, and in their children (a zygote's job, see child())."""
         found: set[int] = set()
         for controller in CGROUP_CONTROLLERS:
-            try:
-                found.update(int(p) for p in self._read(controller, "cgroup.procs").split())
-            except FileNotFoundError:
-                pass
+            for procs in (self.cgroup(controller) / "cgroup.procs",
+                          *self.cgroup(controller).glob("*/cgroup.procs")):
+                try:
+                    found.update(int(p) for p in procs.read_text().split())
+                except FileNotFoundError:
+                    pass
         return found
 
     def prepare_cgroups(self, memory_bytes: int, max_tasks: int) -> None:
@@ -118,7 +138,14 @@ class Slot:
         atomic sweep, so a fork bomb cannot outrun it; the cgroup sweep afterwards
         catches anything the UID check could miss. Raises SandboxError if processes
         survive `timeout` seconds (the slot is then unsafe to reuse).
+
+        Through a child cgroup (child()) only that cgroup's processes are killed, by
+        sweeps: the UID's other processes (a zygote) live on. Its pids.max bounds
+        what a fork bomb can add between two sweeps.
         """
+        if self.sub:
+            self.wait_empty(timeout, kill=True)
+            return
         subprocess.run(
             ["kill", "-s", "KILL", "--", "-1"],
             user=self.uid, group=self.gid, extra_groups=[],

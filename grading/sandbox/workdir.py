@@ -56,13 +56,7 @@ class RunDir:
 
     def fill(self, files: dict[str, bytes]) -> None:
         """Write the submission into in/ (world-readable, owned by root: read-only inside)."""
-        for name, content in files.items():
-            relative = check_input_name(name)
-            target = self.inbox / relative
-            target.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
-            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(content)
+        fill_inbox(self.inbox, files)
 
     def resize_outbox(self, out_bytes: int) -> None:
         """Set out/'s size cap (it is still empty: no job has run yet)."""
@@ -73,49 +67,7 @@ class RunDir:
 
     def read_outputs(self, max_total_bytes: int) -> tuple[dict[str, bytes], list[str]]:
         """Regular files under out/ (path -> bytes), and notes on what was left out."""
-        files: dict[str, bytes] = {}
-        skipped: list[str] = []
-        budget = [max_total_bytes]
-        top = os.open(self.outbox, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-        try:
-            self._read_dir(top, "", 0, files, skipped, budget)
-        finally:
-            os.close(top)
-        return files, skipped
-
-    def _read_dir(self, dir_fd: int, prefix: str, depth: int, files: dict[str, bytes],
-                  skipped: list[str], budget: list[int]) -> None:
-        for name in sorted(os.listdir(dir_fd)):
-            relative = f"{prefix}{name}"
-            if not _is_utf8(name):
-                # os.listdir's surrogate escapes: text nobody downstream can encode.
-                skipped.append(f"{str(os.fsencode(relative))[2:-1]} (not a UTF-8 name)")
-                continue
-            try:
-                fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY,
-                             dir_fd=dir_fd)
-            except OSError as exc:
-                # ELOOP: a symlink, never followed. Anything else: not ours to read.
-                skipped.append(f"{relative} (symlink)" if exc.errno == errno.ELOOP
-                               else f"{relative} ({exc.strerror})")
-                continue
-            try:
-                info = os.fstat(fd)
-                if stat.S_ISDIR(info.st_mode):
-                    if depth + 1 >= MAX_OUT_DEPTH:
-                        skipped.append(f"{relative}/ (too deep)")
-                    else:
-                        self._read_dir(fd, relative + "/", depth + 1, files, skipped, budget)
-                elif not stat.S_ISREG(info.st_mode):
-                    skipped.append(f"{relative} (not a regular file)")
-                elif info.st_size > budget[0]:
-                    skipped.append(f"{relative} ({info.st_size} bytes: over max_result_bytes)")
-                else:
-                    content = _read_at_most(fd, budget[0])
-                    budget[0] -= len(content)
-                    files[relative] = content
-            finally:
-                os.close(fd)
+        return read_outputs(self.outbox, max_total_bytes)
 
     def destroy(self) -> None:
         """Unmount out/ and remove everything. Call only once no sandbox process lives."""
@@ -123,6 +75,65 @@ class RunDir:
             if _libc.umount2(bytes(self.outbox), 0) != 0:
                 _libc.umount2(bytes(self.outbox), MNT_DETACH)
         shutil.rmtree(self.path, ignore_errors=True)
+
+
+def fill_inbox(inbox: Path, files: dict[str, bytes]) -> None:
+    """Write the submission into inbox: owned by root, world-readable, so read-only inside."""
+    for name, content in files.items():
+        relative = check_input_name(name)
+        target = inbox / relative
+        target.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(content)
+
+
+def read_outputs(outbox: Path, max_total_bytes: int) -> tuple[dict[str, bytes], list[str]]:
+    """Regular files under outbox (path -> bytes), and notes on what was left out."""
+    files: dict[str, bytes] = {}
+    skipped: list[str] = []
+    budget = [max_total_bytes]
+    top = os.open(outbox, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        _read_dir(top, "", 0, files, skipped, budget)
+    finally:
+        os.close(top)
+    return files, skipped
+
+
+def _read_dir(dir_fd: int, prefix: str, depth: int, files: dict[str, bytes],
+              skipped: list[str], budget: list[int]) -> None:
+    for name in sorted(os.listdir(dir_fd)):
+        relative = f"{prefix}{name}"
+        if not _is_utf8(name):
+            # os.listdir's surrogate escapes: text nobody downstream can encode.
+            skipped.append(f"{str(os.fsencode(relative))[2:-1]} (not a UTF-8 name)")
+            continue
+        try:
+            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY,
+                         dir_fd=dir_fd)
+        except OSError as exc:
+            # ELOOP: a symlink, never followed. Anything else: not ours to read.
+            skipped.append(f"{relative} (symlink)" if exc.errno == errno.ELOOP
+                           else f"{relative} ({exc.strerror})")
+            continue
+        try:
+            info = os.fstat(fd)
+            if stat.S_ISDIR(info.st_mode):
+                if depth + 1 >= MAX_OUT_DEPTH:
+                    skipped.append(f"{relative}/ (too deep)")
+                else:
+                    _read_dir(fd, relative + "/", depth + 1, files, skipped, budget)
+            elif not stat.S_ISREG(info.st_mode):
+                skipped.append(f"{relative} (not a regular file)")
+            elif info.st_size > budget[0]:
+                skipped.append(f"{relative} ({info.st_size} bytes: over max_result_bytes)")
+            else:
+                content = _read_at_most(fd, budget[0])
+                budget[0] -= len(content)
+                files[relative] = content
+        finally:
+            os.close(fd)
 
 
 def _is_utf8(name: str) -> bool:
@@ -147,7 +158,8 @@ def _read_at_most(fd: int, limit: int) -> bytes:
 def remove_stale(runs: Path, slot_user: str) -> None:
     """Remove run directories a crashed holder of this slot left behind."""
     for stale in runs.glob(f"{slot_user}-*"):
-        outbox = stale / "out"
-        if os.path.ismount(outbox):
-            _libc.umount2(bytes(outbox), MNT_DETACH)
+        # out/ of a one-job interpreter; sandbox/ and scratch/ of a zygote (zygote_dirs.py).
+        for mount_point in ("out", "sandbox", "scratch"):
+            if os.path.ismount(stale / mount_point):
+                _libc.umount2(bytes(stale / mount_point), MNT_DETACH)
         shutil.rmtree(stale, ignore_errors=True)
