@@ -5,24 +5,32 @@ Runs a solution that imports torch, does a little attention arithmetic and write
 modes (each with 1 and 2 concurrent callers, threads in one process as in a worker):
 
   cold     warm=False: a fresh interpreter per run, torch imported by the solution.
-  warm     warm=True, back to back: runs as fast as they return, so the pool's
-           refilling (a torch import per run) competes with them; when the pool is
-           empty a run waits up to 5 s for the interpreter being started, then starts cold.
+  warm     warm=True, back to back: runs as fast as they return.
   paced    warm=True, each run starts once a warm interpreter is ready (the time
            waited is not counted): the latency a candidate sees when the queue is not
            saturated.
+  burst    warm=True, --burst submissions (200) as fast as possible: what a class
+           submitting at once sees; elapsed is the time until the last verdict.
+
+The warm modes run once per pool kind (--pools): "zygote" (the default pool: one zygote
+per slot forks a child per job) and "one-job" (TRAINER_SANDBOX_ZYGOTE=0: an interpreter
+per job, whose refilling, a torch import per run, competes with the runs; when it is
+empty a run waits up to 5 s for the one being started, then starts cold) as the baseline.
 
 Prints, per mode: median and p99 of the end-to-end wall time of run_python, the mean of
 the sandbox's own wall time for the job, throughput (runs per second of elapsed time;
-not meaningful for paced) and how many runs found torch already imported (warm hits).
-Target: median under 1 s. Needs the sandbox (scripts/setup-sandbox) and root.
+not meaningful for paced), how many runs found torch already imported (warm hits), the
+elapsed time and the 1-minute load average when the row finished (the machine may be
+shared). Needs the sandbox (scripts/setup-sandbox) and root.
 
-    .venv/bin/python bench/bench_sandbox.py [--runs 10] [--modes cold,warm,paced]
+    .venv/bin/python bench/bench_sandbox.py [--runs 10] [--burst 200]
+        [--modes cold,warm,paced,burst] [--pools zygote,one-job] [--callers 1,2]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import threading
@@ -95,13 +103,22 @@ def measure(mode: str, callers: int, runs: int) -> dict:
         "inside": statistics.fmean(sample[1] for sample in samples),
         "throughput": len(samples) / elapsed,
         "warm_hits": sum(sample[2] for sample in samples),
+        "elapsed": elapsed, "load": os.getloadavg()[0],
     }
+
+
+def use_pool(kind: str) -> None:
+    """Make the next warm pool of this process one of `kind` (see the module docstring)."""
+    warm_pool.shutdown()
+    os.environ["TRAINER_SANDBOX_ZYGOTE"] = "1" if kind == "zygote" else "0"
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=10, help="runs per mode and caller count")
-    parser.add_argument("--modes", default="cold,warm,paced")
+    parser.add_argument("--burst", type=int, default=200, help="submissions in burst mode")
+    parser.add_argument("--modes", default="cold,warm,paced,burst")
+    parser.add_argument("--pools", default="zygote,one-job", help="pool kinds for warm modes")
     parser.add_argument("--callers", default="1,2", help="concurrent callers to try")
     options = parser.parse_args()
     ok, reason = sandbox_available()
@@ -109,14 +126,20 @@ def main() -> int:
         print(f"sandbox unavailable: {reason}", file=sys.stderr)
         return 1
     one_run(False)  # fill the page cache: the first torch import reads ~1 GB of files
-    print(f"{'mode':<7}{'callers':>8}{'runs':>6}{'median s':>10}{'p99 s':>8}"
-          f"{'inside s':>10}{'runs/s':>8}{'warm hits':>11}")
-    for mode in options.modes.split(","):
+    print(f"{'mode':<7}{'pool':>8}{'callers':>8}{'runs':>6}{'median s':>10}{'p99 s':>8}"
+          f"{'inside s':>10}{'runs/s':>8}{'warm hits':>11}{'elapsed s':>11}{'load':>7}")
+    modes = options.modes.split(",")
+    plan = [(mode, "-") for mode in modes if mode == "cold"]
+    plan += [(mode, kind) for kind in options.pools.split(",") for mode in modes if mode != "cold"]
+    for mode, kind in plan:
+        if kind != "-":
+            use_pool(kind)
         for callers in (int(c) for c in options.callers.split(",")):
-            row = measure(mode, callers, options.runs)
-            print(f"{row['mode']:<7}{row['callers']:>8}{row['runs']:>6}{row['median']:>10.3f}"
-                  f"{row['p99']:>8.3f}{row['inside']:>10.3f}{row['throughput']:>8.2f}"
-                  f"{row['warm_hits']:>7}/{row['runs']:<3}", flush=True)
+            row = measure(mode, callers, options.burst if mode == "burst" else options.runs)
+            print(f"{row['mode']:<7}{kind:>8}{row['callers']:>8}{row['runs']:>6}"
+                  f"{row['median']:>10.3f}{row['p99']:>8.3f}{row['inside']:>10.3f}"
+                  f"{row['throughput']:>8.2f}{row['warm_hits']:>7}/{row['runs']:<3}"
+                  f"{row['elapsed']:>11.1f}{row['load']:>7.2f}", flush=True)
     warm_pool.shutdown()
     return 0
 
