@@ -353,7 +353,10 @@ class Zygote:
 
     def destroy(self) -> None:
         """Kill the zygote and everything of its slot, remove its directories and cgroups,
-        release the slot. Idempotent."""
+        release the slot. Idempotent: once the slot is released another sandbox may hold
+        it, so a second call must not look at (let alone kill) what runs there."""
+        if self.slot.lock_fd is None:
+            return
         self.broken = True
         try:
             if self.process is not None and (self.process.poll() is None or self.slot.pids()):
