@@ -60,11 +60,30 @@ def practice_questions(user) -> QuerySet[bank.Question]:
     return practice_bank().annotate(practice_locked=Exists(asked_live))
 
 
+def _asked_by_a_live_interview() -> Exists:
+    """Whether an interview not closed yet asks the question (OuterRef "pk"), whoever
+    sits on its panel: a necessary condition of `practice_locked`, and far cheaper to
+    build than the panel rule (Django compiles that nested exclude on every request)."""
+    return Exists(InterviewQuestion.objects.filter(
+        question_version__question=OuterRef("pk"), interview__status__in=interview_selectors.LIVE_STATUSES,
+    ))
+
+
 def get_practice_question(user, **lookup) -> bank.Question:
     """One question of `practice_questions(user)` (`slug=` or `id=`). Raises
     Question.DoesNotExist when practice does not offer it to `user`, PracticeLocked
-    when a live interview holds it."""
-    question = practice_questions(user).get(**lookup)
+    when a live interview holds it.
+
+    A question no live interview asks is locked for nobody, so the full rule (the
+    panel's) is asked only for a question some live interview does ask; one query for
+    every other question, two for those."""
+    if can_author(user):
+        return practice_questions(user).get(**lookup)
+    question = practice_bank().annotate(asked_live=_asked_by_a_live_interview()).get(**lookup)
+    if question.asked_live:
+        question = practice_questions(user).get(**lookup)
+    else:
+        question.practice_locked = False
     if question.practice_locked:
         raise PracticeLocked(question)
     return question

@@ -6,6 +6,7 @@ htmx requests get the named partial of the same template. What practice may show
 one) goes through it, and a question a live interview holds gets the locked page.
 """
 
+import functools
 import secrets
 import time
 from datetime import timedelta
@@ -14,7 +15,9 @@ from functools import wraps
 from django.contrib.auth.decorators import login_required, permission_required
 from django.http import Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils import timezone
+from django.template.loader import render_to_string
+from django.urls import get_script_prefix
+from django.utils import timezone, translation
 from django.views.decorators.http import require_POST
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseStopPolling
@@ -114,17 +117,40 @@ def _filters(request) -> dict:
     }
 
 
+@functools.lru_cache(maxsize=4096)
+def _cached_row_cells(script_prefix: str, language: str | None, **cells) -> str:
+    """The list row's cells (`row_cells` in the template) for these values. The key is
+    every value the partial reads, plus what `{% url %}` and localisation read (the
+    script prefix, the language), so an edited title or a lock taken or released makes
+    a new key, never a stale row; the cache only keeps the rendering of the template."""
+    return render_to_string("trainer/question_list.html#row_cells", cells)
+
+
+def _row_cells(rows: list[selectors.QuestionRow]) -> list[tuple[selectors.QuestionRow, str]]:
+    """Each row with its cells but its status (rendering 140 rows' links, localised
+    numbers and truncated summaries on every request was most of the browser's time)."""
+    prefix, language = get_script_prefix(), translation.get_language()
+    return [(row, _cached_row_cells(
+        prefix, language, seed_number=row.question.seed_number, slug=row.question.slug, title=row.question.title,
+        summary=row.question.summary, topic_label=row.question.topic_label, difficulty=row.question.difficulty,
+        kinds=row.kinds, locked=row.locked,
+    )) for row in rows]
+
+
+# What the browser reads of each question (the row's cells and selectors.question_rows);
+# the rest (timestamps, flags) would only be parsed and thrown away 140 times a request.
+_LISTED_FIELDS = ("id", "slug", "title", "summary", "topic", "difficulty", "seed_number", "part_kinds")
+
+
 @login_required
 @permission_required("grading.submit_attempt", raise_exception=True)
 @vary_on_headers("HX-Request")
 def question_list(request):
     filters = _filters(request)
-    rows = selectors.question_rows(
-        user=request.user, questions=selectors.practice_questions(request.user).select_related(None),
-        now=timezone.now(), **filters,
-    )
+    questions = selectors.practice_questions(request.user).select_related(None).only(*_LISTED_FIELDS)
+    rows = selectors.question_rows(user=request.user, questions=questions, now=timezone.now(), **filters)
     context = {
-        "rows": rows, "filters": filters, "topics": Topic.choices, "kinds": grading.kinds(),
+        "rows": _row_cells(rows), "filters": filters, "topics": Topic.choices, "kinds": grading.kinds(),
         "statuses": selectors.STATUSES,
     }
     template = "trainer/question_list.html#results" if request.htmx else "trainer/question_list.html"
