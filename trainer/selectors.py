@@ -103,14 +103,35 @@ def user_progress(user, questions, now) -> dict:
     return {q.id: services.progress_state(records.get(q.id), services.question_info(q)) for q in questions}
 
 
+def _list_statuses(user, questions, now) -> dict[int, str]:
+    """question id -> its status (one of STATUSES) for `user`, by the pure model's rule
+    (`QuestionProgress.status`), from the three stored fields that rule reads: one query
+    that skips decoding every row's scores and review cards, which the browser does not
+    show (they were most of its time for a candidate with thousands of attempts)."""
+    stored = {
+        question_id: (attempted, solved, review_due_at)
+        for question_id, attempted, solved, review_due_at in Progress.objects.filter(user=user).values_list(
+            "question_id", "attempted", "solved", "review_due_at",
+        )
+    }
+    statuses = {}
+    for question in questions:
+        attempted, solved, review_due_at = stored.get(question.id, (False, False, None))
+        state = progress_model.QuestionProgress(
+            services.question_info(question), attempted=attempted, solved=solved, review_due_at=review_due_at,
+        )
+        statuses[question.id] = state.status(now)
+    return statuses
+
+
 def question_rows(*, user, questions, now, topic=None, difficulty=None, kind=None, status=None) -> list[QuestionRow]:
     """The bank as this user sees it, filtered; two queries whatever the count."""
     questions = list(questions)
-    progress = user_progress(user, questions, now)
+    statuses = _list_statuses(user, questions, now)
     rows = []
     for question in questions:
         row = QuestionRow(
-            question, tuple(kind for _, kind in question.part_kinds), progress[question.id].status(now),
+            question, tuple(kind for _, kind in question.part_kinds), statuses[question.id],
             locked=getattr(question, "practice_locked", False),
         )
         if topic and question.topic != topic:
@@ -125,27 +146,47 @@ def question_rows(*, user, questions, now, topic=None, difficulty=None, kind=Non
     return rows
 
 
-_RENDERED: "OrderedDict[tuple[str, int], object]" = OrderedDict()
-_RENDERED_MAX = 512
-_RENDERED_LOCK = threading.Lock()
+class _ProcessCache:
+    """A bounded least-recently-used map shared by a process's threads. For values that
+    are a pure function of their key: a miss computes outside the lock (two threads may
+    both compute; they store equal values)."""
+
+    def __init__(self, size: int):
+        self._entries: OrderedDict = OrderedDict()
+        self._size = size
+        self._lock = threading.Lock()
+
+    def get(self, key, compute):
+        with self._lock:
+            if key in self._entries:
+                self._entries.move_to_end(key)
+                return self._entries[key]
+        value = compute()
+        with self._lock:
+            self._entries[key] = value
+            while len(self._entries) > self._size:
+                self._entries.popitem(last=False)
+        return value
+
+
+# A version's content never changes (an edit makes a new version), so its content hash
+# fixes what these hold (the hash, not the id: a rolled-back transaction can hand an id
+# out again).
+_QUESTIONS = _ProcessCache(256)
+_RENDERED = _ProcessCache(512)
+
+
+def version_question(version) -> Question:
+    """The version's typed content (`Question.from_data`), parsed once per process:
+    loading the JSON text and building the schema was repeated on every page view."""
+    return _QUESTIONS.get(version.content_hash, lambda: Question.from_data(version.data))
 
 
 def rendered_question(version, seed: int):
-    """`render_question` for a stored version, cached per process: a version's content
-    never changes (an edit makes a new version), so its content hash and the seed fix
-    the page (the hash, not the id: a rolled-back transaction can hand an id out again),
-    and rendering Markdown, math and templates is most of a question page's cost."""
-    key = (version.content_hash, seed)
-    with _RENDERED_LOCK:
-        if key in _RENDERED:
-            _RENDERED.move_to_end(key)
-            return _RENDERED[key]
-    rendered = render_question(Question.from_data(version.data), seed)
-    with _RENDERED_LOCK:
-        _RENDERED[key] = rendered
-        while len(_RENDERED) > _RENDERED_MAX:
-            _RENDERED.popitem(last=False)
-    return rendered
+    """`render_question` for a stored version, cached per process: its content hash and
+    the seed fix the page, and rendering Markdown, math and templates is most of a
+    question page's cost."""
+    return _RENDERED.get((version.content_hash, seed), lambda: render_question(version_question(version), seed))
 
 
 def question_artifact(version, seed: int, file_name: str):
@@ -191,7 +232,7 @@ def question_page(*, user, version, seed: int, hints_taken: int, gave_up: bool) 
     """Everything the question page shows for one variant: the rendered question, each
     part's latest attempt, draft and history, the hints taken so far, and whether the
     solution is open (three queries: this variant's answers, the history, the drafts)."""
-    question = Question.from_data(version.data)
+    question = version_question(version)
     rendered = rendered_question(version, seed)
     this_variant = list(_practice_answers(user, version).filter(variant_seed=seed))
     latest = {}
@@ -272,7 +313,7 @@ def verdict_context(attempt, *, part_id: str, reading=None) -> dict:
     context = {"part_id": part_id, "attempt": attempt, "reading": reading, "review": None}
     if attempt is None or attempt.status != Attempt.Status.GRADED or attempt.purpose != Attempt.Purpose.ANSWER:
         return context
-    question = Question.from_data(attempt.question_version.data)
+    question = version_question(attempt.question_version)
     if question.part(part_id).engine.self_assessed:
         rendered = rendered_question(attempt.question_version, attempt.variant_seed)
         context["review"] = explain_review(next(p for p in rendered.parts if p.id == part_id), attempt)

@@ -27,7 +27,6 @@ from grading import services as grading_services
 from grading.models import Attempt
 from questions.models import Question as BankQuestion
 from questions.models import Topic
-from questions.schema import Question
 from trainer import selectors, services
 from trainer.forms import posted_answer, posted_scratchpad
 from trainer.views.artifacts import artifact_response
@@ -210,7 +209,7 @@ def new_variant(request, slug):
 @_locked_page
 def take_hint(request, slug):
     version = _version_or_404(request, slug)
-    available = len(Question.from_data(version.data).hints)
+    available = len(selectors.version_question(version).hints)
     request.session[f"hints:{slug}"] = min(available, _hints_taken(request, slug) + 1)
     if request.htmx:
         context = selectors.question_page(
