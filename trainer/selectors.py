@@ -79,7 +79,10 @@ def get_practice_question(user, **lookup) -> bank.Question:
     every other question, two for those."""
     if can_author(user):
         return practice_questions(user).get(**lookup)
-    question = practice_bank().annotate(asked_live=_asked_by_a_live_interview()).get(**lookup)
+    # The bank file's YAML (about 20 kB) is never read by practice; the JSON beside it is.
+    question = practice_bank().defer("current_version__source_text").annotate(
+        asked_live=_asked_by_a_live_interview(),
+    ).get(**lookup)
     if question.asked_live:
         question = practice_questions(user).get(**lookup)
     else:
