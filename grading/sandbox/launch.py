@@ -58,10 +58,8 @@ def command(install: Install, *, uid: int, gid: int, procs_files: list[str], inb
     ``devices`` (checked by grading.sandbox.devices) are bound in; ``groups`` are the
     supplementary groups the run keeps to open them.
     """
-    rlimits = rlimit_values(ceilings)
-    rlimits["RLIMIT_CPU"] = (cpu_ceiling, cpu_ceiling + 1)
-    spec = {"parent": os.getpid(), "cgroup_procs": procs_files, "nice": nice, "uid": uid,
-            "gid": gid, "groups": list(groups), "rlimits": rlimits, "close": [seccomp_fd, ready_fd]}
+    spec = _launcher_spec(uid=uid, gid=gid, groups=groups, procs_files=procs_files, nice=nice,
+                          ceilings=ceilings, cpu_ceiling=cpu_ceiling, close=[seccomp_fd, ready_fd])
     bwrap = [
         *_system_arguments(install, tmp=["--size", str(ceilings.tmp_bytes), "--tmpfs", "/tmp"]),
         "--proc", "/proc", "--dev", "/dev", *bwrap_device_arguments(devices),
@@ -73,7 +71,7 @@ def command(install: Install, *, uid: int, gid: int, procs_files: list[str], inb
         "--",
     ]
     return [
-        sys.executable, "-I", "-S", LAUNCHER, json.dumps(spec), *bwrap,
+        sys.executable, "-I", "-S", LAUNCHER, spec, *bwrap,
         str(install.python), "-I", "-B", "-c", INSIDE_SOURCE, str(ready_fd), "1" if preload else "0",
     ]
 
@@ -85,10 +83,8 @@ def zygote_command(install: Install, *, uid: int, gid: int, procs_files: list[st
     but the sandbox's program is PID 1 of its namespace (--as-pid-1: no job can signal it),
     and /sandbox, /tmp and /dev/shm are directories the host empties after every job.
     """
-    rlimits = rlimit_values(ceilings)
-    rlimits["RLIMIT_CPU"] = (cpu_ceiling, cpu_ceiling + 1)
-    spec = {"parent": os.getpid(), "cgroup_procs": procs_files, "nice": nice, "uid": uid,
-            "gid": gid, "groups": [], "rlimits": rlimits, "close": [seccomp_fd, control_fd]}
+    spec = _launcher_spec(uid=uid, gid=gid, groups=(), procs_files=procs_files, nice=nice,
+                          ceilings=ceilings, cpu_ceiling=cpu_ceiling, close=[seccomp_fd, control_fd])
     bwrap = [
         *_system_arguments(install, tmp=["--bind", str(tmp_dir), "/tmp"]),
         "--as-pid-1",
@@ -104,9 +100,19 @@ def zygote_command(install: Install, *, uid: int, gid: int, procs_files: list[st
         "--",
     ]
     return [
-        sys.executable, "-I", "-S", LAUNCHER, json.dumps(spec), *bwrap,
+        sys.executable, "-I", "-S", LAUNCHER, spec, *bwrap,
         str(install.python), "-I", "-B", "-c", INSIDE_SOURCE, "zygote", str(control_fd),
     ]
+
+
+def _launcher_spec(*, uid: int, gid: int, groups, procs_files: list[str], nice: int, ceilings: Limits,
+                   cpu_ceiling: int, close: list[int]) -> str:
+    """What launcher.py is told (JSON): the cgroups to join, the user to become, the
+    rlimit ceilings and the descriptors its child keeps for bwrap."""
+    rlimits = rlimit_values(ceilings)
+    rlimits["RLIMIT_CPU"] = (cpu_ceiling, cpu_ceiling + 1)
+    return json.dumps({"parent": os.getpid(), "cgroup_procs": procs_files, "nice": nice, "uid": uid,
+                       "gid": gid, "groups": list(groups), "rlimits": rlimits, "close": close})
 
 
 def _system_arguments(install: Install, *, tmp: list[str]) -> list[str]:

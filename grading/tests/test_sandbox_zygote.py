@@ -276,8 +276,10 @@ def test_a_job_cannot_kill_stop_or_signal_its_zygote():
     result = job(source, zygote=zygote)
     assert result.status == Status.OK and result.stdout == "still here\n", result
     assert zygote.alive(), "the zygote was retired after the job"
-    state = Path(f"/proc/{zygote.pid}/status").read_text()
-    assert "State:\tS" in state
+    # Not stopped, traced or dead: R or D are as good as S (it may be answering the
+    # host's check at the moment it is read).
+    state = Path(f"/proc/{zygote.pid}/status").read_text().split("State:\t", 1)[1][0]
+    assert state in ("R", "S", "D"), state
     after = job("print('fine')\n", zygote=zygote)
     assert after.stdout == "fine\n"
 
