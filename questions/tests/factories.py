@@ -102,8 +102,9 @@ def store_version(data: dict, source_text: str = ""):
     )
     version = QuestionVersion.objects.create(
         question=question, number=1, source_text=source_text, data_json=json.dumps(data),
-        # The real hash of what is stored: caches keyed by content must tell tests' questions apart.
-        content_hash=hashlib.sha256((source_text or json.dumps(data, sort_keys=True)).encode()).hexdigest(),
+        # A hash of everything stored: caches keyed by content must tell tests' questions
+        # apart, and several tests store different data under the same placeholder text.
+        content_hash=hashlib.sha256((source_text + json.dumps(data, sort_keys=True)).encode()).hexdigest(),
         origin=QuestionVersion.Origin.FILE,
     )
     question.current_version = version
