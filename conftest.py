@@ -107,6 +107,20 @@ def login_as(client):
 
 
 @pytest.fixture(autouse=True, scope="session")
+def _fast_password_hashing():
+    """Hash the test users' passwords with MD5, as Django's testing docs advise: the
+    production hasher (PBKDF2, a million rounds) cost about 0.6 s a user made and 0.5 s a
+    password checked, most of many tests' time. What the suite tests of passwords (the
+    login form, the throttle, sign-up) does not depend on the hasher's cost; the
+    production setting itself is asserted in trainer/tests/test_settings_hashers.py.
+    The integration suite overrides this fixture: its servers use the production setting."""
+    from django.test.utils import override_settings
+
+    with override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"]):
+        yield
+
+
+@pytest.fixture(autouse=True, scope="session")
 def _in_memory_broker():
     """Unit tests queue into memory; the integration suite runs a real broker and worker."""
     from trainer.celery import app

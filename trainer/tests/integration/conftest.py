@@ -24,6 +24,13 @@ VENV_BIN = Path(sys.executable).parent
 HEARTBEAT_RAN = re.compile(r"Task grading\.heartbeat\[[^\]]+\] succeeded")
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _fast_password_hashing():
+    """The root conftest's MD5 hashing, off: users made here log in through the real
+    servers, which run the production setting (PBKDF2)."""
+    yield
+
+
 def _require(name: str) -> str:
     value = os.environ.get(name)
     if not value:
