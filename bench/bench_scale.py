@@ -7,7 +7,8 @@ for each worker count, it starts that many `celery -A trainer worker --concurren
 processes on the grading queue, grades a warm-up round (each worker's first job makes
 its warm sandbox pool), and submits the same batch of N answers as real attempts through
 grading.services.attempt_submit (queued on commit, as the site does), one new candidate
-per answer (the per-user run limits would refuse a second). It polls the database until
+per answer, made before the timed batch (the per-user run limits would refuse a second
+answer from one). It polls the database until
 every attempt has a verdict or none has finished for --stall-seconds.
 
 Prints, per worker count: the attempts graded correct (and any failed, wrong, lost,
@@ -190,20 +191,29 @@ class Batch:
         self.version, self.part_id, self.answer = version, part_id, answer
         self.made = 0
 
-    def submit(self, count: int) -> list[int]:
+    def candidates(self, count: int) -> list:
+        """`count` new candidates, made before a timed batch: the candidates of a real
+        burst have their accounts already, and making them (several writes each) would
+        load the machine the workers share while they are timed."""
         from django.contrib.auth.models import User
 
-        from grading import services
         from trainer.roles import Role
         from trainer.services import user_set_role
 
-        ids = []
+        users = []
         for _ in range(count):
             self.made += 1
-            # No password: hashing one costs about a second of CPU, which would load the
-            # machine the workers share; the candidate never logs in.
+            # No password: hashing one costs about a second of CPU; the candidate never logs in.
             user = User.objects.create_user(username=f"bench-candidate-{self.made}", password=None)
             user_set_role(user, Role.CANDIDATE)
+            users.append(user)
+        return users
+
+    def submit(self, users: list) -> list[int]:
+        from grading import services
+
+        ids = []
+        for user in users:
             result = services.attempt_submit(user=user, version=self.version, part_id=self.part_id, seed=1,
                                              answer=self.answer)
             if result.attempt is None:
@@ -252,17 +262,18 @@ def measure(count: int, options, env: dict, batch: Batch, sampler_args, log_dir:
         names: set[str] = set()
         pickups: list[float] = []
         for _ in range(6):
-            attempts = wait_graded(batch.submit(count), options.stall_seconds)
+            attempts = wait_graded(batch.submit(batch.candidates(count)), options.stall_seconds)
             names |= {attempt.claimed_by for attempt in attempts}
             pickups += [(a.started_at - a.queued_at).total_seconds() for a in attempts if a.started_at]
             settle(roots)
             if len(names) >= count:
                 break
+        candidates = batch.candidates(options.submissions)
         sampler = Sampler(*sampler_args)
         load_before = os.getloadavg()
         cpu_before, stack_before = read_cpu_counters(), stack_ticks(read_processes(), roots)
         sampler.start()
-        attempts = wait_graded(batch.submit(options.submissions), options.stall_seconds)
+        attempts = wait_graded(batch.submit(candidates), options.stall_seconds)
         cpu_after, stack_after = read_cpu_counters(), stack_ticks(read_processes(), roots)
         sampler.stopping.set()
         sampler.join()

@@ -1,5 +1,7 @@
 """Changes to accounts (sign-up, roles) and to practice progress."""
 
+from typing import NamedTuple
+
 from django.contrib.auth.models import Group, User
 from django.db import transaction
 from django.utils import timezone
@@ -66,8 +68,9 @@ def drafts_discard(*, user, question_id: int) -> int:
 
 # --- Practice progress -------------------------------------------------------------------
 
-def question_info(question) -> progress_model.QuestionInfo:
-    auto_graded = grading.kinds_with("auto_graded")
+def question_info(question, auto_graded=None) -> progress_model.QuestionInfo:
+    """`auto_graded`: grading.kinds_with("auto_graded"), for a caller that asks for many."""
+    auto_graded = grading.kinds_with("auto_graded") if auto_graded is None else auto_graded
     auto = tuple(part_id for part_id, kind in question.part_kinds if kind in auto_graded)
     return progress_model.QuestionInfo(question.id, question.topic, question.difficulty, auto)
 
@@ -120,11 +123,25 @@ def progress_record_attempt(attempt, *, now=None, snapshot: bool = True) -> None
         mastery_snapshot_take(attempt.user, now=now or timezone.now())
 
 
+class _ListedQuestion(NamedTuple):
+    """What question_info reads of a Question row."""
+
+    id: int
+    topic: str
+    difficulty: int
+    part_kinds: list
+
+
 def mastery_snapshot_take(user, *, now) -> MasterySnapshot:
     """Store the user's mastery per topic now as today's point of their history."""
-    questions = list(practice_bank().select_related(None))  # the dashboard's set, so the two agree
+    # The dashboard's set, so the two agree; only what question_info reads: this runs in
+    # the grading worker after every scored answer, and building ~140 full Question rows
+    # and asking the registry for each one's kinds was half of a code job's worker CPU.
+    listed = practice_bank().values_list("id", "topic", "difficulty", "part_kinds")
+    questions = [_ListedQuestion(*row) for row in listed]
+    auto_graded = frozenset(grading.kinds_with("auto_graded"))
     records = {record.question_id: record for record in Progress.objects.filter(user=user)}
-    progress = {q.id: progress_state(records.get(q.id), question_info(q)) for q in questions}
+    progress = {q.id: progress_state(records.get(q.id), question_info(q, auto_graded)) for q in questions}
     mastery = progress_model.mastery_by_topic(progress, Topic.values, now)
     snapshot, _ = MasterySnapshot.objects.update_or_create(
         user=user, day=now.date(), defaults={"taken_at": now, "mastery": mastery}
