@@ -61,13 +61,13 @@ def practice_questions(user) -> QuerySet[bank.Question]:
     return practice_bank().annotate(practice_locked=Exists(asked_live))
 
 
-def _asked_by_a_live_interview() -> Exists:
-    """Whether an interview not closed yet asks the question (OuterRef "pk"), whoever
-    sits on its panel: a necessary condition of `practice_locked`, and far cheaper to
-    build than the panel rule (Django compiles that nested exclude on every request)."""
-    return Exists(InterviewQuestion.objects.filter(
-        question_version__question=OuterRef("pk"), interview__status__in=interview_selectors.LIVE_STATUSES,
-    ))
+def _asked_by_a_live_interview(question_id: int) -> bool:
+    """Whether an interview not closed yet asks the question, whoever sits on its panel:
+    a necessary condition of `practice_locked`, and far cheaper to build than the panel
+    rule (Django compiles that nested exclude on every request)."""
+    return InterviewQuestion.objects.filter(
+        question_version__question_id=question_id, interview__status__in=interview_selectors.LIVE_STATUSES,
+    ).exists()
 
 
 def get_practice_question(user, **lookup) -> bank.Question:
@@ -76,15 +76,14 @@ def get_practice_question(user, **lookup) -> bank.Question:
     when a live interview holds it.
 
     A question no live interview asks is locked for nobody, so the full rule (the
-    panel's) is asked only for a question some live interview does ask; one query for
-    every other question, two for those."""
+    panel's) is asked only for a question some live interview does ask: two queries for
+    every other question, three for those."""
     if can_author(user):
         return practice_questions(user).get(**lookup)
-    # The bank file's YAML (about 20 kB) is never read by practice; the JSON beside it is.
-    question = practice_bank().defer("current_version__source_text").annotate(
-        asked_live=_asked_by_a_live_interview(),
-    ).get(**lookup)
-    if question.asked_live:
+    # Two plain queries, not one with the EXISTS annotated: compiling that annotation (and
+    # a deferred column) cost the page more than the second query's round trip.
+    question = practice_bank().get(**lookup)
+    if _asked_by_a_live_interview(question.id):
         question = practice_questions(user).get(**lookup)
     else:
         question.practice_locked = False
@@ -239,15 +238,19 @@ def variant_solved(question: Question, answers) -> bool:
 def question_page(*, user, version, seed: int, hints_taken: int, gave_up: bool) -> dict:
     """Everything the question page shows for one variant: the rendered question, each
     part's latest attempt, draft and history, the hints taken so far, and whether the
-    solution is open (three queries: this variant's answers, the history, the drafts)."""
+    solution is open (two queries, the answers and the drafts, for a user with fewer than
+    _HISTORY_FETCHED answers on this version; a third, this variant's, beyond that)."""
     question = version_question(version)
     rendered = rendered_question(version, seed)
-    this_variant = list(_practice_answers(user, version).filter(variant_seed=seed))
+    earlier = list(_practice_answers(user, version)[:_HISTORY_FETCHED])  # every variant, newest first
+    if len(earlier) < _HISTORY_FETCHED:  # every answer is there: this variant's too
+        this_variant = [attempt for attempt in earlier if attempt.variant_seed == seed]
+    else:
+        this_variant = list(_practice_answers(user, version).filter(variant_seed=seed))
     latest = {}
     for attempt in this_variant:
         latest.setdefault(attempt.part_id, attempt)
     solved = variant_solved(question, this_variant)
-    earlier = list(_practice_answers(user, version)[:_HISTORY_FETCHED])  # every variant, newest first
     drafts = dict(Draft.objects.filter(user=user, question_id=version.question_id).values_list("part_id", "text"))
     parts = []
     for part in rendered.parts:

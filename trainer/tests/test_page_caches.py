@@ -68,6 +68,41 @@ def test_a_new_version_is_shown_at_once(client, login_as, candidate, decode_ques
     assert "in BF16 weights on one" in body and "in BF16 on one" not in body
 
 
+def test_a_new_version_shows_its_own_title_and_part_prompts_at_once(client, login_as, candidate, decode_question):
+    """The header and each part's prompt are cached as rendered HTML per version and
+    variant (question_detail.html's {% cache %} blocks)."""
+    login_as(candidate)
+    _practise(client, 7)
+    body = _page(client)
+    assert "The decode step&#x27;s lower bound?" in body or "The decode step's lower bound?" in body
+    edited = question_save_text(
+        DECODE_FLOOR_YAML.replace("The decode step's lower bound?", "The decode step's floor, in time?")
+        .replace("Decode floor (test question)", "Decode floor, edited"),
+        origin="file", source_path=SOURCE,
+    )
+    assert edited.version is not None, edited.problems
+    body = _page(client)
+    assert "floor, in time?" in body and "lower bound?" not in body
+    assert "Decode floor, edited" in body and "Decode floor (test question)" not in body
+
+
+def test_the_latest_answer_of_the_variant_shows_past_the_history_fetched(client, login_as, candidate,
+                                                                         decode_question, monkeypatch):
+    """question_page reads this variant's answers from the history when the history holds
+    every answer, and asks for them apart when it does not."""
+    from trainer import selectors
+
+    monkeypatch.setattr(selectors, "_HISTORY_FETCHED", 2)
+    for seed, answer in ((7, "1111 ms"), (8, "2222 ms"), (8, "3333 ms")):
+        attempt = grading_services.attempt_submit(user=candidate, version=decode_question, part_id="floor",
+                                                  seed=seed, answer=answer).attempt
+        grading_services.attempt_grade(attempt.id)
+    login_as(candidate)
+    _practise(client, 7)
+    body = _page(client)
+    assert 'value="1111 ms"' in body or "1111 ms" in body.split('id="history-floor"')[0]
+
+
 def test_a_retitled_question_is_listed_under_its_new_title(client, login_as, candidate, decode_question):
     login_as(candidate)
     assert "Decode floor (test question)" in client.get(reverse("question-list")).content.decode()
