@@ -75,10 +75,14 @@ TEMPLATES = [
 ]
 
 # --- Database -------------------------------------------------------------------------
+# Connections persist for a minute (checked before reuse): opening one per request, with
+# SQLite's pragmas and Django's function registrations, cost the question page about a
+# tenth of its CPU under load (bench/bench_pages.py). DB_CONN_MAX_AGE=0 closes each.
 DATABASES = {
     "default": dj_database_url.parse(
         env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'trainer.sqlite3'}"),
-        conn_max_age=env_int("DB_CONN_MAX_AGE", 0),
+        conn_max_age=env_int("DB_CONN_MAX_AGE", 60),
+        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
