@@ -104,6 +104,20 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # limit with a clear message (AnswerKind.max_answer_chars and the interview services).
 DATA_UPLOAD_MAX_MEMORY_SIZE = 512 * 1024
 
+# --- Caches ---------------------------------------------------------------------------
+# Only rendered HTML that is the same for everyone on a version and variant (the question
+# page's {% cache %} blocks, which use this alias by name): per process, as
+# trainer.selectors' rendered-question cache, and as many entries (a lab's statement,
+# tables and charts included, can be a few hundred kB). Nothing per user is kept here.
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "default"},
+    "template_fragments": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "template-fragments",
+        "OPTIONS": {"MAX_ENTRIES": 512},
+    },
+}
+
 # --- Auth -----------------------------------------------------------------------------
 # axes' backend goes first: it refuses a locked-out login before any password is checked.
 AUTHENTICATION_BACKENDS = [

@@ -71,10 +71,18 @@ def test_a_new_version_is_shown_at_once(client, login_as, candidate, decode_ques
 def test_a_new_version_shows_its_own_title_and_part_prompts_at_once(client, login_as, candidate, decode_question):
     """The header and each part's prompt are cached as rendered HTML per version and
     variant (question_detail.html's {% cache %} blocks)."""
+    from django.core.cache import caches
+    from django.core.cache.utils import make_template_fragment_key
+
     login_as(candidate)
     _practise(client, 7)
     body = _page(client)
     assert "The decode step&#x27;s lower bound?" in body or "The decode step's lower bound?" in body
+    fragments = caches["template_fragments"]
+    prompt_key = make_template_fragment_key("part_prompt", [decode_question.content_hash, 7, "floor"])
+    assert "lower bound?" in fragments.get(prompt_key)
+    assert "Decode floor (test question)" in fragments.get(
+        make_template_fragment_key("question_static", [decode_question.content_hash, 7]))
     edited = question_save_text(
         DECODE_FLOOR_YAML.replace("The decode step's lower bound?", "The decode step's floor, in time?")
         .replace("Decode floor (test question)", "Decode floor, edited"),
