@@ -9,6 +9,7 @@ name (``kinds_with``).
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import threading
@@ -62,9 +63,16 @@ def kinds() -> list[str]:
 def kinds_with(capability: str) -> list[str]:
     """Names of the kinds whose ``capability`` (a class attribute of ``AnswerKind``,
     such as ``runs_in_sandbox``) is true, sorted."""
+    return list(_kinds_with(capability))
+
+
+@functools.cache
+def _kinds_with(capability: str) -> tuple[str, ...]:
+    # Kinds and their capabilities are fixed once loaded (KIND_PATHS, class attributes),
+    # and callers ask per question: the progress model asked ~140 times per graded answer.
     if not hasattr(AnswerKind, capability):
         raise AttributeError(f"AnswerKind has no capability {capability!r}")
-    return [name for name in kinds() if getattr(get_kind(name), capability)]
+    return tuple(name for name in kinds() if getattr(get_kind(name), capability))
 
 
 def _package_dirs(name: str) -> list[Path]:

@@ -8,7 +8,6 @@ from typing import NamedTuple
 
 from django.db.models import Exists, OuterRef, Q, QuerySet, Value
 
-import grading
 from grading.models import Attempt
 from questions import models as bank
 from questions.rendering import render_question
@@ -103,9 +102,7 @@ def get_practice_version(slug: str, user) -> bank.QuestionVersion:
 def user_progress(user, questions, now) -> dict:
     """question id -> the pure model's progress state, from the stored rows (one query)."""
     records = {record.question_id: record for record in Progress.objects.filter(user=user)}
-    auto_graded = frozenset(grading.kinds_with("auto_graded"))
-    return {q.id: services.progress_state(records.get(q.id), services.question_info(q, auto_graded))
-            for q in questions}
+    return {q.id: services.progress_state(records.get(q.id), services.question_info(q)) for q in questions}
 
 
 def _list_statuses(user, questions, now) -> dict[int, str]:
@@ -120,12 +117,10 @@ def _list_statuses(user, questions, now) -> dict[int, str]:
         )
     }
     statuses = {}
-    auto_graded = frozenset(grading.kinds_with("auto_graded"))
     for question in questions:
         attempted, solved, review_due_at = stored.get(question.id, (False, False, None))
         state = progress_model.QuestionProgress(
-            services.question_info(question, auto_graded), attempted=attempted, solved=solved,
-            review_due_at=review_due_at,
+            services.question_info(question), attempted=attempted, solved=solved, review_due_at=review_due_at,
         )
         statuses[question.id] = state.status(now)
     return statuses

@@ -68,9 +68,8 @@ def drafts_discard(*, user, question_id: int) -> int:
 
 # --- Practice progress -------------------------------------------------------------------
 
-def question_info(question, auto_graded=None) -> progress_model.QuestionInfo:
-    """`auto_graded`: grading.kinds_with("auto_graded"), for a caller that asks for many."""
-    auto_graded = grading.kinds_with("auto_graded") if auto_graded is None else auto_graded
+def question_info(question) -> progress_model.QuestionInfo:
+    auto_graded = grading.kinds_with("auto_graded")
     auto = tuple(part_id for part_id, kind in question.part_kinds if kind in auto_graded)
     return progress_model.QuestionInfo(question.id, question.topic, question.difficulty, auto)
 
@@ -136,12 +135,11 @@ def mastery_snapshot_take(user, *, now) -> MasterySnapshot:
     """Store the user's mastery per topic now as today's point of their history."""
     # The dashboard's set, so the two agree; only what question_info reads: this runs in
     # the grading worker after every scored answer, and building ~140 full Question rows
-    # and asking the registry for each one's kinds was half of a code job's worker CPU.
+    # was much of a code job's worker CPU.
     listed = practice_bank().values_list("id", "topic", "difficulty", "part_kinds")
     questions = [_ListedQuestion(*row) for row in listed]
-    auto_graded = frozenset(grading.kinds_with("auto_graded"))
     records = {record.question_id: record for record in Progress.objects.filter(user=user)}
-    progress = {q.id: progress_state(records.get(q.id), question_info(q, auto_graded)) for q in questions}
+    progress = {q.id: progress_state(records.get(q.id), question_info(q)) for q in questions}
     mastery = progress_model.mastery_by_topic(progress, Topic.values, now)
     snapshot, _ = MasterySnapshot.objects.update_or_create(
         user=user, day=now.date(), defaults={"taken_at": now, "mastery": mastery}
